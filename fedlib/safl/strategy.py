@@ -1,0 +1,290 @@
+"""The SAFL strategy contract: one simulator, many small aggregation strategies.
+
+Every semi-asynchronous algorithm (FedQS and the eleven baselines, spec §5-§6) is a
+:class:`Strategy` plugged into :class:`fedlib.safl.simulator.SAFLSimulator`. The simulator owns
+the virtual clock, the FIFO buffer and local training (spec §1-§2); a strategy only decides
+
+* what a client trains with when it starts (:meth:`Strategy.start`: its LocalConfig + an
+  ``info`` dict that travels with the resulting :class:`Update`), and
+* how K buffered updates become the next global model (:meth:`Strategy.aggregate`).
+
+Optional hooks with harmless defaults (beyond docs/CONTRACTS.md, never required):
+:meth:`Strategy.on_upload` (called when an update reaches the buffer, i.e. when the client
+itself knows its own new update), :meth:`Strategy.select` (which buffered updates form the
+round; default the oldest K, spec §1) and the class attribute ``history`` (how many global
+versions :meth:`SimContext.global_history` must serve; default 2, what FedQS Mod① needs).
+
+Conventions
+-----------
+* A *state* is a ``dict[str, Tensor]`` like ``model.state_dict()``: parameters and BN buffers.
+  Integer entries (``num_batches_tracked``) are averaged/added in float64 and rounded (spec §5:
+  "integer buffers are rounded").
+* ``ctx.round`` = number of aggregations done so far = version of the current global model
+  (the initial model is version 0). During :meth:`Strategy.aggregate` the returned state becomes
+  version ``ctx.round + 1``, and ``update.staleness = ctx.round - update.version``.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence
+
+import torch
+from torch import Tensor
+
+from fedlib.errors import FedlibError
+
+State = dict[str, Tensor]
+
+__all__ = [
+    "Update",
+    "SimContext",
+    "Strategy",
+    "NoOptions",
+    "weighted_model_average",
+    "apply_delta",
+    "flatten",
+    "unflatten",
+    "clone_state",
+    "state_sub",
+    "zeros_like_state",
+    "float_keys",
+]
+
+
+# --------------------------------------------------------------------------------------------
+# data passed between simulator and strategies
+# --------------------------------------------------------------------------------------------
+@dataclass
+class Update:
+    """One buffered client upload (spec §2: Δ_i = w_after − w_before over params + BN buffers)."""
+
+    client_id: int
+    delta: State  # w_after - w_start
+    state: State  # w_after
+    version: int  # global round (version) it trained from
+    num_samples: int
+    steps: int
+    lr: float
+    info: dict = field(default_factory=dict)  # what the strategy attached at training start
+    staleness: int = 0  # set by the simulator at aggregation: ctx.round - version
+    loss: float = float("nan")  # mean local training loss (engine), informative only
+
+
+@dataclass
+class NoOptions:
+    """Options of a strategy that has none."""
+
+
+@dataclass(eq=False)
+class SimContext:
+    """Read-only view of the simulation that the simulator hands to strategies.
+
+    Strategies must not mutate it (the simulator updates ``round``, ``tick``, ``agg_counts`` and
+    the global history itself). Tests may build one directly with only the fields they need.
+    """
+
+    n_clients: int
+    k: int
+    sizes: Tensor  # LongTensor [N]: training samples per client
+    base_local: Any = None  # fedlib.train.LocalConfig: the run's default local settings
+    model: Any = None  # template nn.Module (architecture; do not train it in place)
+    dataset: Any = None  # fedlib.data dataset object (strategies should not need it)
+    train_parts: list | None = None  # list[LongTensor]: each client's training indices
+    val_parts: list | None = None  # list[LongTensor] | None: each client's validation indices
+    device: Any = "cpu"
+    seed: int = 0
+    round: int = 0
+    tick: int = 0
+    agg_counts: Tensor | None = None  # LongTensor [N]: how often each client was aggregated
+    delays: Tensor | None = None  # LongTensor [N]: each client's current delay r_i (ticks)
+    history_fn: Callable[[int], list] | None = None
+    per_class_fn: Callable[[State, Tensor], Tensor] | None = None
+    _history: list = field(default_factory=list)  # fallback store when history_fn is None
+
+    def __post_init__(self):
+        if self.agg_counts is None:
+            self.agg_counts = torch.zeros(self.n_clients, dtype=torch.long)
+
+    def global_history(self, n: int) -> list[State]:
+        """The last ``n`` global states, newest last (fewer at the start of training).
+
+        The simulator keeps ``max(strategy.history, 1)`` versions; asking for more raises.
+        """
+        if self.history_fn is not None:
+            return self.history_fn(n)
+        return list(self._history[-n:]) if n > 0 else []
+
+    def evaluate_per_class(self, state: State, indices: Tensor) -> Tensor:
+        """Per-class accuracy (float tensor [num_classes], NaN where a class has no sample) of
+        ``state`` on the training-set samples ``indices`` (e.g. a client's validation part)."""
+        if self.per_class_fn is None:
+            raise FedlibError("this SimContext has no evaluator", "build it through SAFLSimulator")
+        return self.per_class_fn(state, indices)
+
+
+# --------------------------------------------------------------------------------------------
+# the strategy base
+# --------------------------------------------------------------------------------------------
+class Strategy:
+    """Base class of every SAFL algorithm.
+
+    Subclasses set ``name``, ``aggregation`` ("model" = the new global is built from client
+    models, "gradient" = from client deltas) and ``Options`` (a dataclass; the registry
+    validates user options against it), and implement :meth:`aggregate`.
+    """
+
+    name: str = "strategy"
+    aggregation: str = "model"  # "model" | "gradient"
+    Options: type = NoOptions
+    history: int = 2  # global versions ctx.global_history() must be able to return
+
+    def __init__(self, options=None):
+        if options is None:
+            options = self.Options()
+        elif isinstance(options, dict):
+            options = make_options(self.Options, options, self.name)
+        self.options = options
+
+    # -- lifecycle ------------------------------------------------------------------------
+    def setup(self, ctx: SimContext) -> None:
+        """Called once before training (ctx.round == 0)."""
+
+    def start(self, client_id: int, ctx: SimContext) -> tuple[Any, dict]:
+        """At a client's training start (it trains on the newest global, version ctx.round):
+        return its LocalConfig and the info dict carried by its Update. Default: the run's
+        base local config and no info."""
+        return ctx.base_local, {}
+
+    def on_upload(self, update: Update, ctx: SimContext) -> None:
+        """Optional hook: ``update`` has just been uploaded (entered the buffer) at ctx.tick."""
+
+    def select(self, buffer: Sequence[Update], ctx: SimContext) -> list[int]:
+        """Indices into the FIFO ``buffer`` (len >= K) that form this round. Default: oldest K."""
+        return list(range(ctx.k))
+
+    def aggregate(self, global_state: State, updates: list[Update], ctx: SimContext) -> State:
+        """Return the new global state from the current one and the K selected updates."""
+        raise NotImplementedError
+
+    # -- persistence / records -------------------------------------------------------------
+    def state_dict(self) -> dict:
+        """Everything needed to resume bit-identically (tensors, numbers, strings, lists, dicts)."""
+        return {}
+
+    def load_state_dict(self, d: dict) -> None:
+        pass
+
+    def client_rows(self) -> list[dict]:
+        """Per-client records produced since the last call (e.g. FedQS: types per start)."""
+        return []
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.options})"
+
+
+def make_options(cls: type, values: dict | None, name: str = "strategy"):
+    """Build the options dataclass ``cls`` from a dict, rejecting unknown keys clearly."""
+    values = dict(values or {})
+    if not dataclasses.is_dataclass(cls):
+        raise FedlibError(f"{name}: options class {cls!r} is not a dataclass")
+    known = {f.name for f in dataclasses.fields(cls)}
+    unknown = sorted(set(values) - known)
+    if unknown:
+        raise FedlibError(
+            f"{name}: unknown option(s) {', '.join(unknown)}",
+            f"valid options: {', '.join(sorted(known)) or '(none)'}",
+        )
+    return cls(**values)
+
+
+# --------------------------------------------------------------------------------------------
+# state helpers
+# --------------------------------------------------------------------------------------------
+def float_keys(state: State) -> list[str]:
+    """Keys of the floating-point entries (parameters, BN running stats), in state order."""
+    return [k for k, v in state.items() if torch.is_floating_point(v)]
+
+
+def clone_state(state: State) -> State:
+    return {k: v.detach().clone() for k, v in state.items()}
+
+
+def zeros_like_state(state: State) -> State:
+    return {k: torch.zeros_like(v) for k, v in state.items()}
+
+
+def state_sub(a: State, b: State) -> State:
+    """a − b entry-wise (integer entries stay integer)."""
+    return {k: a[k] - b[k] for k in a}
+
+
+def _weights(weights, n: int) -> Tensor:
+    w = torch.as_tensor(weights, dtype=torch.float64).flatten()
+    if w.numel() != n:
+        raise FedlibError(f"{n} states but {w.numel()} weights")
+    return w
+
+
+def weighted_model_average(states: Sequence[State], weights=None) -> State:
+    """Σ_i p_i · state_i with p = weights / Σ weights (uniform when ``weights`` is None).
+
+    Weights are normalised here (idempotent for weights that already sum to 1). Float entries
+    keep their dtype (accumulated in float64); integer buffers are averaged and rounded.
+    """
+    if not states:
+        raise FedlibError("weighted_model_average needs at least one state")
+    w = _weights(torch.ones(len(states)) if weights is None else weights, len(states))
+    total = w.sum()
+    if not torch.isfinite(total) or total <= 0:
+        raise FedlibError(f"aggregation weights must have a positive finite sum, got {w.tolist()}")
+    w = w / total
+    out = {}
+    for key, ref in states[0].items():
+        stacked = torch.stack([s[key].to(torch.float64) for s in states])
+        avg = torch.tensordot(w.to(stacked.device), stacked, dims=1)
+        out[key] = avg.to(ref.dtype) if torch.is_floating_point(ref) else avg.round().to(ref.dtype)
+    return out
+
+
+def apply_delta(global_state: State, deltas: Sequence[State], weights=None, lr: float = 1.0) -> State:
+    """w + lr · Σ_i weights_i · Δ_i  (weights used as given — NOT normalised; uniform 1/n if None).
+
+    Integer buffers: w + round(lr · Σ weights_i Δ_i).
+    """
+    if not deltas:
+        return clone_state(global_state)
+    w = _weights(torch.full((len(deltas),), 1.0 / len(deltas)) if weights is None else weights, len(deltas))
+    out = {}
+    for key, g in global_state.items():
+        stacked = torch.stack([d[key].to(torch.float64) for d in deltas])
+        step = lr * torch.tensordot(w.to(stacked.device), stacked, dims=1)
+        if torch.is_floating_point(g):
+            out[key] = (g.to(torch.float64) + step).to(g.dtype)
+        else:
+            out[key] = g + step.round().to(g.dtype)
+    return out
+
+
+def flatten(state: State, keys: Sequence[str] | None = None) -> Tensor:
+    """One float vector of the entries ``keys`` (default: all floating-point entries, in order)."""
+    keys = float_keys(state) if keys is None else keys
+    if not keys:
+        return torch.zeros(0)
+    return torch.cat([state[k].reshape(-1).to(torch.float32) for k in keys])
+
+
+def unflatten(vector: Tensor, like: State, keys: Sequence[str] | None = None) -> State:
+    """Inverse of :func:`flatten`: entries ``keys`` of ``like`` filled from ``vector``; the other
+    entries are copied from ``like``."""
+    keys = float_keys(like) if keys is None else keys
+    out = clone_state(like)
+    i = 0
+    for k in keys:
+        n = like[k].numel()
+        out[k] = vector[i : i + n].reshape(like[k].shape).to(like[k].dtype)
+        i += n
+    if i != vector.numel():
+        raise FedlibError(f"vector has {vector.numel()} entries, state needs {i}")
+    return out
