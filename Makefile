@@ -1,0 +1,36 @@
+# fedlib — every target sets up .venv first if it is missing.
+PY      ?= python3
+VENV    ?= .venv
+BIN     := $(VENV)/bin
+PROFILE ?= auto
+export FEDLIB_DATA ?= $(CURDIR)/data
+
+.PHONY: setup reproduce test test-fast bench clean-venv
+
+$(BIN)/.fedlib-installed: pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install -q --upgrade pip
+	$(BIN)/python -m pip install -q torch==2.14.1 torchvision==0.29.1
+	$(BIN)/python -m pip install -q -e '.[test,ray]'
+	$(BIN)/python -m ipykernel install --sys-prefix --name python3 >/dev/null
+	touch $@
+
+setup: $(BIN)/.fedlib-installed
+
+## Reproduce the paper tables into reports/<profile>/ (profile: paper with a GPU, cpu otherwise).
+reproduce: setup
+	$(BIN)/fedlib reproduce --profile $(PROFILE)
+
+## The whole test suite: unit tests, then every notebook at the smoke profile under nbval.
+test: setup
+	$(BIN)/python -m pytest -q tests
+	$(BIN)/python -m pytest -q --nbval-lax -p no:cacheprovider notebooks
+
+test-fast: setup
+	$(BIN)/python -m pytest -q -x tests -m "not slow"
+
+bench: setup
+	$(BIN)/fedlib bench engine --model fcn --clients 10
+
+clean-venv:
+	rm -rf $(VENV)

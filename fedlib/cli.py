@@ -1,0 +1,62 @@
+"""The ``fedlib`` command line. Each subsystem contributes its own sub-commands.
+
+    fedlib data info|fetch NAME          (fedlib.data.cli)
+    fedlib bench engine ...              (fedlib.train.bench)
+    fedlib run | sweep | results ...     (fedlib.experiments.cli)
+    fedlib safl schedule ...             (fedlib.safl.cli)
+    fedlib reproduce ...                 (fedlib.reproduce)
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+
+from fedlib.errors import FedlibError
+
+# module that defines ``register(subparsers)`` for its commands
+_COMMAND_MODULES = (
+    "fedlib.data.cli",
+    "fedlib.train.bench",
+    "fedlib.experiments.cli",
+    "fedlib.safl.cli",
+    "fedlib.reproduce",
+)
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="fedlib", description=__doc__.splitlines()[0])
+    from fedlib import __version__
+
+    parser.add_argument("--version", action="version", version=f"fedlib {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as err:  # a subsystem not built yet
+            if err.name != name:
+                raise
+            continue
+        module.register(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 1
+    try:
+        return int(args.func(args) or 0)
+    except FedlibError as err:
+        print(f"fedlib: error: {err}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("fedlib: interrupted (finished work is kept in the result store)", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
