@@ -1,0 +1,69 @@
+"""fedlib reproduce: papermill execution into reports/<profile>/, the index, and resuming a batch."""
+
+import json
+
+import nbformat
+import pandas as pd
+import pytest
+
+from fedlib.errors import FedlibError
+from fedlib.reporting import comparison, markdown_table, resolve_profile
+from fedlib.reproduce import find_notebooks, reproduce
+
+NOTEBOOK_CODE = """
+from fedlib.reporting import comparison, save_comparison
+rows = [{"table": "T", "setting": "s", "metric": "acc", "paper": 1.0, "measured": 0.5 if profile == "smoke" else 0.9}]
+save_comparison(comparison(rows, profile), "demo", profile)
+"""
+
+
+def _project(tmp_path, failing=False):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname='x'\n")
+    book = nbformat.v4.new_notebook()
+    params = nbformat.v4.new_code_cell('profile = "auto"')
+    params.metadata["tags"] = ["parameters"]
+    code = "raise RuntimeError('boom')" if failing else NOTEBOOK_CODE
+    book.cells = [nbformat.v4.new_markdown_cell("# demo"), params, nbformat.v4.new_code_cell(code)]
+    (tmp_path / "notebooks").mkdir()
+    nbformat.write(book, tmp_path / "notebooks" / "demo.ipynb")
+    return tmp_path
+
+
+def test_reproduce_writes_reports_index_and_resumes(tmp_path):
+    root = _project(tmp_path)
+    index = reproduce("smoke", root=root)
+    assert index["demo.ipynb"]["status"] == "done"
+    out = root / "reports" / "smoke"
+    assert (out / "demo.ipynb").exists()
+    table = pd.read_csv(out / "demo.comparison.csv")
+    assert table.loc[0, "measured"] == 0.5 and table.loc[0, "profile"] == "smoke"
+    readme = (out / "README.md").read_text()
+    assert "demo.ipynb" in readme and "| acc |" in readme.replace("T | s | acc", "| acc |")
+    first = json.loads((out / "index.json").read_text())["demo.ipynb"]["finished"]
+    again = reproduce("smoke", root=root)  # unchanged source: skipped, entry kept
+    assert again["demo.ipynb"]["finished"] == first
+
+
+def test_failing_notebook_is_recorded_not_fatal(tmp_path):
+    root = _project(tmp_path, failing=True)
+    index = reproduce("smoke", root=root)
+    assert index["demo.ipynb"]["status"] == "failed"
+    assert "boom" in index["demo.ipynb"]["error"]
+    assert "Not finished" in (root / "reports" / "smoke" / "README.md").read_text()
+
+
+def test_bad_profile_and_missing_notebook(tmp_path, monkeypatch):
+    with pytest.raises(FedlibError, match="unknown profile 'gpu'"):
+        resolve_profile("gpu")
+    monkeypatch.setenv("FEDLIB_PROFILE", "smoke")
+    assert resolve_profile("auto") == "smoke"
+    root = _project(tmp_path)
+    with pytest.raises(FedlibError, match="no notebook matches"):
+        find_notebooks(root, ["nonexistent"])
+
+
+def test_comparison_and_markdown():
+    df = comparison([{"table": "T2", "metric": "acc", "paper": 72.06, "measured": 70.1}], "cpu")
+    assert list(df.columns[:7]) == ["table", "setting", "metric", "paper", "measured", "profile", "note"]
+    md = markdown_table(df)
+    assert "| T2 |  | acc | 72.06 | 70.10 | cpu |  |" in md
