@@ -1,0 +1,319 @@
+"""Event-driven replay of the semi-asynchronous clock (spec fedqs.md §1), without any training.
+
+Semantics (one *tick* = one pass of the official code's client loop)
+--------------------------------------------------------------------
+* Every client starts at tick 0. A client that starts at tick t trains on the newest global model
+  at tick t (i.e. after every aggregation up to the end of tick t−1), uploads at tick t + r and
+  starts again at tick t + r + 1 (r = its delay for that training, >= 1).
+* Within a tick: first the starts (client-id order), then the uploads (client-id order), which are
+  appended to a FIFO buffer. At the end of the tick, if the buffer holds >= K updates, the oldest K
+  are aggregated (a strategy may pick others via ``select``) — at most one aggregation per tick.
+  One aggregation = one global round.
+* Versions: the initial model is version 0; the model produced by the (r+1)-th aggregation is
+  version r+1. ``round`` = number of aggregations done = version of the current global. An update
+  trained from version v and aggregated while ``round`` = e has staleness e − v (a fresh update has
+  staleness 0). The official code names files by the round index that produced them, so its logged
+  staleness is e − max(v − 1, 0), i.e. +1 for every update not trained from the initial model;
+  :func:`replay` reports that convention too (``*_code``).
+
+Upload semantics
+----------------
+``snapshot`` (default)
+    the buffer holds each update as uploaded.
+``overwrite``
+    the official code's artefact: the buffer holds the *path* of the client's update file, and the
+    client rewrites that file when it next starts (it trains immediately at its start tick). So the
+    content aggregated for a buffered entry of client i at the end of tick A is the result of the
+    latest training client i started at a tick <= A (the entry's own training if the client has not
+    restarted yet). The same content can be aggregated twice if a client has two entries.
+    :func:`replay` measures the *effective* staleness (of the content actually aggregated).
+
+Dynamic scenarios (Table 6; the official code has none — these are fedlib's definitions)
+-----------------------------------------------------------------------------------------
+``speed-change``
+    every ``period`` = 50 rounds the clients' speeds change: a training that starts while the global
+    round is in [e·period, (e+1)·period) uses delay vector e. Vector 0 is the run's delay profile;
+    vector e >= 1 is drawn uniform in [1, max_delay] (default: the largest delay of the profile)
+    from the stream (seed, "safl-delays", N, max_delay, "speed-change", e). In-flight trainings
+    keep the delay they started with.
+``random-time``
+    every single training takes a delay uniform in [1, max_delay] (default 50): 1 +
+    derive_seed(seed, "random-time", client, start tick) mod max_delay.
+``dropout``
+    right after the aggregation that completes round ``at_round`` (= 100), floor(fraction·N)
+    clients (fraction 0.5), the first of randperm(N) from the stream (seed, "safl-dropout"), leave
+    for good: they never start again and their in-flight training is lost (never uploaded);
+    updates they already uploaded stay in the buffer. Requires N − floor(fraction·N) >= K.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+
+import torch
+
+from fedlib.errors import FedlibError, check, check_choice
+from fedlib.safl.delays import uniform_delays, validate_delays
+from fedlib.utils import derive_seed, generator
+
+UPLOADS = ("snapshot", "overwrite")
+SCENARIOS = ("none", "speed-change", "random-time", "dropout")
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A dynamic scenario (Table 6) and its parameters; see the module docstring."""
+
+    name: str = "none"
+    period: int = 50  # speed-change: rounds between speed redraws
+    max_delay: int | None = None  # speed-change / random-time: delays drawn in [1, max_delay]
+    at_round: int = 100  # dropout: clients leave after this many rounds
+    fraction: float = 0.5  # dropout: share of clients that leave
+
+    def __post_init__(self):
+        check_choice("SAFL scenario", self.name, SCENARIOS)
+        check(self.period >= 1, f"speed-change period must be >= 1 round, got {self.period}")
+        check(self.max_delay is None or self.max_delay >= 1,
+              f"scenario max_delay must be >= 1, got {self.max_delay}")
+        check(self.at_round >= 0, f"dropout at_round must be >= 0, got {self.at_round}")
+        check(0.0 <= self.fraction < 1.0, f"dropout fraction must be in [0, 1), got {self.fraction}")
+
+
+@dataclass
+class Training:
+    """One local training: client ``client`` starts at tick ``start`` from global version
+    ``version`` and uploads at tick ``upload``. ``id`` counts trainings in start order."""
+
+    id: int
+    client: int
+    start: int
+    upload: int
+    version: int
+
+    def to_list(self) -> list[int]:
+        return [self.id, self.client, self.start, self.upload, self.version]
+
+
+@dataclass
+class Tick:
+    tick: int
+    starts: list[Training] = field(default_factory=list)
+    uploads: list[Training] = field(default_factory=list)
+    dropped: list[int] = field(default_factory=list)  # clients whose in-flight training was lost
+
+
+@dataclass
+class Aggregation:
+    """One global round: ``uploaded`` = the buffered entries aggregated (FIFO order of the
+    selection), ``content`` = the trainings whose result is actually aggregated (== uploaded for
+    snapshot; the client's latest training for overwrite)."""
+
+    round: int  # round index e (global version before this aggregation)
+    tick: int
+    uploaded: list[Training]
+    content: list[Training]
+    left: list[int] = field(default_factory=list)  # clients that left right after (dropout)
+
+
+class Clock:
+    """The semi-asynchronous clock as a step-by-step state machine (see module docstring).
+
+    Driven by :func:`replay` (no training) and by :class:`fedlib.safl.simulator.SAFLSimulator`::
+
+        ev = clock.begin_tick()          # starts, then uploads (entering the buffer)
+        if clock.ready(): agg = clock.aggregate(selected)   # selected: indices into clock.buffer
+        clock.end_tick()
+
+    Its whole state is plain ints/lists (:meth:`state_dict`), so a run resumes exactly.
+    """
+
+    def __init__(self, delays, k: int, upload: str = "snapshot", scenario: Scenario | str = "none",
+                 seed: int = 0):
+        delays = validate_delays(delays, len(torch.as_tensor(delays).reshape(-1)))
+        self.n = int(delays.numel())
+        check(self.n >= 1, "need at least one client")
+        check(int(k) >= 1, f"K (updates per aggregation) must be >= 1, got {k}")
+        check(int(k) <= self.n, f"K = {k} updates per round but only N = {self.n} clients",
+              "use safl.k <= safl.clients")
+        check_choice("upload semantics", upload, UPLOADS)
+        if isinstance(scenario, str):
+            scenario = Scenario(scenario)
+        self.k, self.upload_mode, self.scenario, self.seed = int(k), upload, scenario, int(seed)
+        self.base_delays = [int(d) for d in delays.tolist()]
+        if scenario.name == "dropout":
+            left = int(scenario.fraction * self.n)
+            check(self.n - left >= self.k,
+                  f"dropout leaves {self.n - left} clients, fewer than K = {self.k}",
+                  "lower safl.k or the dropout fraction")
+        self._max_delay = scenario.max_delay or (50 if scenario.name == "random-time" else max(self.base_delays))
+        self._epoch_cache: dict[int, list[int]] = {0: self.base_delays}
+        # mutable state
+        self.tick = 0
+        self.round = 0
+        self.n_trainings = 0
+        self.next_start = [0] * self.n  # -1: gone (dropout)
+        self.inflight: dict[int, Training] = {}  # client -> its training not yet uploaded
+        self.latest: dict[int, Training] = {}  # client -> its latest started training
+        self.buffer: list[Training] = []
+
+    # -- delays ----------------------------------------------------------------------------
+    def delays_at(self, round_: int) -> list[int]:
+        """The delay vector in force while the global round is ``round_`` (speed-change)."""
+        if self.scenario.name != "speed-change":
+            return self.base_delays
+        e = round_ // self.scenario.period
+        if e not in self._epoch_cache:
+            self._epoch_cache[e] = uniform_delays(self.n, self._max_delay, self.seed, "speed-change", e).tolist()
+        return self._epoch_cache[e]
+
+    def delay(self, client: int, tick: int) -> int:
+        """Delay of the training ``client`` starts at ``tick`` (with the current round)."""
+        if self.scenario.name == "random-time":
+            return 1 + derive_seed(self.seed, "random-time", client, tick) % self._max_delay
+        return self.delays_at(self.round)[client]
+
+    def current_delays(self) -> list[int]:
+        return list(self.delays_at(self.round)) if self.scenario.name != "random-time" else \
+            [self._max_delay] * self.n
+
+    # -- one tick ---------------------------------------------------------------------------
+    def begin_tick(self) -> Tick:
+        t = self.tick
+        ev = Tick(t)
+        for c in range(self.n):
+            if self.next_start[c] == t:
+                tr = Training(self.n_trainings, c, t, t + self.delay(c, t), self.round)
+                self.n_trainings += 1
+                self.inflight[c] = tr
+                self.latest[c] = tr
+                self.next_start[c] = -2  # busy
+                ev.starts.append(tr)
+        for c in sorted(self.inflight):
+            tr = self.inflight[c]
+            if tr.upload == t:
+                del self.inflight[c]
+                self.buffer.append(tr)
+                self.next_start[c] = t + 1
+                ev.uploads.append(tr)
+        return ev
+
+    def ready(self) -> bool:
+        return len(self.buffer) >= self.k
+
+    def content_of(self, tr: Training) -> Training:
+        """The training whose result a buffered entry holds at aggregation time."""
+        if self.upload_mode == "overwrite":
+            return self.latest.get(tr.client, tr)
+        return tr
+
+    def aggregate(self, selected: list[int] | None = None) -> Aggregation:
+        """Remove the selected buffered entries (default: the oldest K) and start a new round."""
+        check(self.ready(), f"aggregate() needs >= K = {self.k} buffered updates, has {len(self.buffer)}")
+        if selected is None:
+            selected = list(range(self.k))
+        selected = [int(i) for i in selected]
+        if len(selected) != self.k or len(set(selected)) != self.k or \
+                not all(0 <= i < len(self.buffer) for i in selected):
+            raise FedlibError(f"strategy selected {selected}: need K = {self.k} distinct indices "
+                              f"into a buffer of {len(self.buffer)}")
+        chosen = [self.buffer[i] for i in selected]
+        agg = Aggregation(self.round, self.tick, chosen, [self.content_of(tr) for tr in chosen])
+        keep = set(range(len(self.buffer))) - set(selected)
+        self.buffer = [tr for i, tr in enumerate(self.buffer) if i in keep]
+        self.round += 1
+        if self.scenario.name == "dropout" and self.round == self.scenario.at_round:
+            agg.left = self._drop()
+        return agg
+
+    def _drop(self) -> list[int]:
+        n_left = int(self.scenario.fraction * self.n)
+        perm = torch.randperm(self.n, generator=generator(self.seed, "safl-dropout")).tolist()
+        gone = sorted(perm[:n_left])
+        for c in gone:
+            self.next_start[c] = -1
+            self.inflight.pop(c, None)
+        return gone
+
+    def end_tick(self) -> None:
+        self.tick += 1
+
+    def active_clients(self) -> list[int]:
+        return [c for c in range(self.n) if self.next_start[c] != -1]
+
+    # -- persistence ------------------------------------------------------------------------
+    def state_dict(self) -> dict:
+        return {
+            "tick": self.tick, "round": self.round, "n_trainings": self.n_trainings,
+            "next_start": list(self.next_start),
+            "inflight": [tr.to_list() for _, tr in sorted(self.inflight.items())],
+            "latest": [tr.to_list() for _, tr in sorted(self.latest.items())],
+            "buffer": [tr.to_list() for tr in self.buffer],
+        }
+
+    def load_state_dict(self, d: dict) -> None:
+        self.tick, self.round, self.n_trainings = int(d["tick"]), int(d["round"]), int(d["n_trainings"])
+        self.next_start = [int(x) for x in d["next_start"]]
+        mk = lambda row: Training(*[int(x) for x in row])  # noqa: E731
+        self.inflight = {tr.client: tr for tr in map(mk, d["inflight"])}
+        self.latest = {tr.client: tr for tr in map(mk, d["latest"])}
+        self.buffer = [mk(r) for r in d["buffer"]]
+
+
+def replay(delays, k: int = 10, rounds: int = 400, scenario: Scenario | str = "none", seed: int = 0,
+           max_ticks: int | None = None, detail: bool = False) -> dict:
+    """Replay the clock for ``rounds`` aggregations (no training) and measure it.
+
+    Returns ticks (ticks elapsed until the last aggregation, inclusive), local trainings started by
+    then, uploads, and for both upload semantics the mean / max staleness of the aggregated
+    updates (``overwrite`` = effective staleness of the content really aggregated; the share of
+    aggregated entries whose content is a later training is ``overwrite_replaced``). ``*_code``:
+    the same in the official code's file-index convention (see module docstring). ``detail``
+    adds the per-round lists.
+    """
+    check(int(rounds) >= 1, f"rounds must be >= 1, got {rounds}")
+    clock = Clock(delays, k, "overwrite", scenario, seed)
+    limit = max_ticks if max_ticks is not None else 10_000 + int(rounds) * (max(clock.base_delays) + 2) * 4
+    snap, eff, snap_code, eff_code, replaced, ticks = [], [], [], [], 0, []
+    uploads = 0
+    code = lambda e, v: e - max(v - 1, 0)  # noqa: E731
+    while clock.round < rounds:
+        if clock.tick > limit:
+            raise FedlibError(f"schedule did not reach {rounds} rounds within {limit} ticks",
+                              "check the delays / K / scenario (too few clients left?)")
+        ev = clock.begin_tick()
+        uploads += len(ev.uploads)
+        if clock.ready():
+            agg = clock.aggregate()
+            e = agg.round
+            snap.append([e - tr.version for tr in agg.uploaded])
+            eff.append([e - tr.version for tr in agg.content])
+            snap_code.append([code(e, tr.version) for tr in agg.uploaded])
+            eff_code.append([code(e, tr.version) for tr in agg.content])
+            replaced += sum(a.id != c.id for a, c in zip(agg.uploaded, agg.content))
+            ticks.append(clock.tick)
+        clock.end_tick()
+
+    def stats(rows):
+        flat = [x for r in rows for x in r]
+        return sum(flat) / len(flat), max(flat)
+
+    out = {
+        "clients": clock.n, "k": clock.k, "rounds": int(rounds), "scenario": clock.scenario.name,
+        "ticks": clock.tick, "local_trainings": clock.n_trainings, "uploads": uploads,
+        "aggregated": len(snap) * clock.k, "overwrite_replaced": replaced / (len(snap) * clock.k),
+    }
+    for name, rows in (("snapshot", snap), ("overwrite", eff), ("snapshot_code", snap_code),
+                       ("overwrite_code", eff_code)):
+        out[f"staleness_{name}_mean"], out[f"staleness_{name}_max"] = stats(rows)
+    if detail:
+        out.update(agg_ticks=ticks, staleness_snapshot=snap, staleness_overwrite=eff)
+    return out
+
+
+def scenario_from(name: str, **overrides) -> Scenario:
+    """A :class:`Scenario` by name with optional parameter overrides (unknown keys -> error)."""
+    known = {f.name for f in dataclasses.fields(Scenario)} - {"name"}
+    bad = sorted(set(overrides) - known)
+    check(not bad, f"unknown scenario parameter(s) {bad}", f"valid: {sorted(known)}")
+    return Scenario(name, **overrides)
