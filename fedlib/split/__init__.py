@@ -1,0 +1,15 @@
+"""Split federated learning (SFLV1, SFLV2), SMoFi and the FL methods it plugs into.
+
+- :mod:`fedlib.split.smofi` — the step-wise momentum fusion (spec §2): :func:`fuse_momentum`,
+  :func:`staleness_weight`, :class:`SMoFiHook` for the engine's lock-step hook.
+- :mod:`fedlib.split.methods` — base methods (FedAvg, FedProx, FedNAR, FedNAG) and server add-ons
+  (FedAvgM, SlowMo) (spec §3).
+- :mod:`fedlib.split.splitpath` — the explicit split path (client parts + server surrogates
+  exchanging smashed data), the reference for the identity tests and the SFLV2 implementation.
+- :mod:`fedlib.split.sfl` — the :class:`SplitTrainer` the runner drives (Trainer protocol).
+- :mod:`fedlib.split.algorithms` — registers every ``split`` algorithm (import-time).
+"""
+
+from fedlib.split.smofi import SMoFiHook, SMoFiOptions, fuse_momentum, staleness_weight
+
+__all__ = ["SMoFiHook", "SMoFiOptions", "fuse_momentum", "staleness_weight"]
