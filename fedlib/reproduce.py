@@ -52,7 +52,8 @@ def _load_index(out: Path) -> dict:
         return {}
 
 
-def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "python3") -> float:
+def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "python3",
+            params: dict | None = None) -> float:
     """Run one notebook with papermill; return its wall time in seconds."""
     import papermill as pm
 
@@ -64,7 +65,7 @@ def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "pyth
     start = time.perf_counter()
     try:
         pm.execute_notebook(
-            str(book), str(target), parameters={"profile": profile}, kernel_name=kernel, language="python",
+            str(book), str(target), parameters={**(params or {}), "profile": profile}, kernel_name=kernel, language="python",
             cwd=str(root), progress_bar=False, log_output=False,
         )
     finally:
@@ -84,12 +85,14 @@ def write_index(out: Path, profile: str, index: dict) -> Path:
         "next to it, at this profile. A reduced profile is not the paper's setting: compare trends, "
         "not digits.",
         "",
-        "| notebook | status | minutes | finished (UTC) |",
+        "| notebook (extra parameters) | status | minutes | finished (UTC) |",
         "|---|---|---|---|",
     ]
     for rel, entry in sorted(index.items()):
         mins = f"{entry.get('seconds', float('nan')) / 60:.1f}" if "seconds" in entry else ""
-        lines.append(f"| [{rel}]({rel}) | {entry['status']} | {mins} | {entry.get('finished', '')} |")
+        extra = entry.get("key", {}).get("params")
+        shown = f"{rel} ({', '.join(f'{k}={v}' for k, v in extra.items())})" if extra else rel
+        lines.append(f"| [{shown}]({rel}) | {entry['status']} | {mins} | {entry.get('finished', '')} |")
     for rel, entry in sorted(index.items()):
         table = out / Path(rel).parent / (Path(rel).stem + ".comparison.csv")
         lines += ["", f"## {rel}", ""]
@@ -105,7 +108,7 @@ def write_index(out: Path, profile: str, index: dict) -> Path:
 
 
 def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool = False,
-              root: Path | None = None, keep_going: bool = True) -> dict:
+              root: Path | None = None, keep_going: bool = True, params: dict | None = None) -> dict:
     from tqdm.auto import tqdm
 
     profile = resolve_profile(profile)
@@ -118,12 +121,12 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
     for book in bar:
         rel = str(book.relative_to(root / "notebooks"))
         bar.set_postfix_str(rel)
-        key = {"source": _sha(book), "fedlib": __version__}
+        key = {"source": _sha(book), "fedlib": __version__, "params": params or {}}
         entry = index.get(rel, {})
         if not force and entry.get("status") == "done" and entry.get("key") == key and (out / rel).exists():
             continue
         try:
-            seconds = execute(book, root, out, profile)
+            seconds = execute(book, root, out, profile, params=params)
             index[rel] = {"status": "done", "seconds": round(seconds, 1), "key": key,
                           "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")}
         except Exception as err:  # noqa: BLE001 — a failing notebook must not stop the batch
@@ -137,12 +140,27 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
     return index
 
 
+def parse_params(items: list[str]) -> dict:
+    """``["tasks=[adult]", "seeds=3"]`` -> ``{"tasks": ["adult"], "seeds": 3}`` (values parsed as YAML)."""
+    import yaml
+
+    params = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise FedlibError(f"bad notebook parameter {item!r}", "write it as KEY=VALUE, e.g. -p 'tasks=[adult]'")
+        params[key.strip()] = yaml.safe_load(value)
+    return params
+
+
 def register(subparsers) -> None:
     p = subparsers.add_parser("reproduce", help="execute the paper-table notebooks into reports/<profile>/")
     p.add_argument("--profile", default="auto", help="smoke | cpu | paper | auto (paper with a GPU, else cpu)")
     p.add_argument("--only", nargs="*", help="notebook names or path fragments, e.g. fedqs/table2")
     p.add_argument("--force", action="store_true", help="re-execute notebooks that already finished")
     p.add_argument("--list", action="store_true", help="list the notebooks and exit")
+    p.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra notebook parameter (YAML value), e.g. -p 'tasks=[adult]'")
     p.set_defaults(func=_cli)
 
 
@@ -152,7 +170,7 @@ def _cli(args) -> int:
         for book in find_notebooks(root, args.only):
             print(book.relative_to(root))
         return 0
-    index = reproduce(args.profile, args.only, args.force, root)
+    index = reproduce(args.profile, args.only, args.force, root, params=parse_params(args.param))
     failed = [k for k, v in index.items() if v["status"] != "done"]
     print(f"{len(index) - len(failed)} notebooks done, {len(failed)} failed; "
           f"index: reports/{resolve_profile(args.profile)}/README.md")

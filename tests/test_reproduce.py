@@ -67,3 +67,11 @@ def test_comparison_and_markdown():
     assert list(df.columns[:7]) == ["table", "setting", "metric", "paper", "measured", "profile", "note"]
     md = markdown_table(df)
     assert "| T2 |  | acc | 72.06 | 70.10 | cpu |  |" in md
+
+
+def test_parse_params():
+    from fedlib.reproduce import parse_params
+
+    assert parse_params(["tasks=[adult]", "seeds=3"]) == {"tasks": ["adult"], "seeds": 3}
+    with pytest.raises(FedlibError, match="bad notebook parameter"):
+        parse_params(["tasks"])
