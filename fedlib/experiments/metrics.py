@@ -1,0 +1,140 @@
+"""Convergence metrics computed from a run's history (FedQS spec §7 "Metrics", SMoFi spec).
+
+``history`` is a DataFrame (or list of row dicts) with one row per global round and columns
+``round``, ``accuracy`` and optionally ``virtual_time`` / ``wall_time``. Rounds without an
+evaluation (``eval_every > 1``) carry NaN accuracy and are skipped.
+
+Accuracy may be stored as a fraction in [0, 1] or in percent: thresholds given in *percentage
+points* (the oscillation threshold of 15) are converted by :func:`accuracy_scale`, which treats a
+history whose accuracies are all <= 1 as fractions.
+
+- convergence accuracy = mean test accuracy over the last 20 evaluated rounds [FedQS §5.1].
+- convergence speed = first round reaching 95% (CV, NLP) or 98% (RWD) of the convergence accuracy.
+- oscillations(threshold=15) = number of rounds whose accuracy drops by more than 15 percentage
+  points from the previous evaluated round (definition of bkjod/SAFL_GAP ``ret/draw.ipynb``).
+- time to round T = virtual (or wall) time at round T.
+- speed-up [SMoFi] = rounds the baseline needs to reach a target / rounds the method needs;
+  default target = the best accuracy the baseline reaches within its budget.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+
+__all__ = [
+    "accuracy_scale",
+    "convergence_accuracy",
+    "rounds_to_fraction",
+    "oscillations",
+    "time_to_round",
+    "rounds_to_target",
+    "speedup",
+    "summarize",
+]
+
+
+def _frame(history) -> pd.DataFrame:
+    df = history if isinstance(history, pd.DataFrame) else pd.DataFrame(list(history))
+    if "round" not in df.columns:
+        df = df.assign(round=np.arange(1, len(df) + 1))
+    return df
+
+
+def _evaluated(history) -> pd.DataFrame:
+    df = _frame(history)
+    if "accuracy" not in df.columns:
+        return df.iloc[0:0].assign(accuracy=pd.Series(dtype=float))
+    acc = pd.to_numeric(df["accuracy"], errors="coerce")
+    return df.assign(accuracy=acc)[acc.notna()]
+
+
+def accuracy_scale(history) -> float:
+    """100 if accuracies are percentages, 1 if fractions (all values <= 1)."""
+    acc = _evaluated(history)["accuracy"]
+    return 1.0 if acc.empty or float(acc.max()) <= 1.0 else 100.0
+
+
+def convergence_accuracy(history, last: int = 20) -> float:
+    """Mean accuracy of the last ``last`` evaluated rounds (NaN for an empty history)."""
+    acc = _evaluated(history)["accuracy"]
+    return float(acc.tail(last).mean()) if len(acc) else math.nan
+
+
+def rounds_to_target(history, target: float) -> int | None:
+    """First round whose accuracy is >= ``target`` (None if never reached)."""
+    ev = _evaluated(history)
+    hit = ev[ev["accuracy"] >= target]
+    return int(hit["round"].iloc[0]) if len(hit) else None
+
+
+def rounds_to_fraction(history, fraction: float = 0.95, last: int = 20) -> int | None:
+    """First round reaching ``fraction`` x the convergence accuracy (FedQS convergence speed)."""
+    conv = convergence_accuracy(history, last)
+    if math.isnan(conv):
+        return None
+    return rounds_to_target(history, fraction * conv)
+
+
+def oscillations(history, threshold: float = 15.0) -> int:
+    """Rounds whose accuracy drops by more than ``threshold`` percentage points from the previous one."""
+    acc = _evaluated(history)["accuracy"].to_numpy(dtype=float)
+    if len(acc) < 2:
+        return 0
+    drop = (acc[:-1] - acc[1:]) * (100.0 / accuracy_scale(history))
+    return int(np.sum(drop > threshold))
+
+
+def time_to_round(history, round: int | None = None, column: str = "virtual_time") -> float:
+    """Value of ``column`` at ``round`` (default: the last round); NaN if absent."""
+    df = _frame(history)
+    if column not in df.columns or df.empty:
+        return math.nan
+    row = df if round is None else df[df["round"] == round]
+    if row.empty:
+        return math.nan
+    return float(row[column].iloc[-1])
+
+
+def speedup(baseline_history, history, target: float | None = None) -> float:
+    """Rounds the baseline needs to reach ``target`` / rounds ``history`` needs (SMoFi).
+
+    ``target`` defaults to the best accuracy the baseline reaches. NaN when the method never
+    reaches the target (or the baseline never does).
+    """
+    if target is None:
+        base = _evaluated(baseline_history)["accuracy"]
+        if base.empty:
+            return math.nan
+        target = float(base.max())
+    rb = rounds_to_target(baseline_history, target)
+    rm = rounds_to_target(history, target)
+    if rb is None or rm is None:
+        return math.nan
+    return rb / rm
+
+
+def summarize(history, last: int = 20, threshold: float = 15.0) -> dict:
+    """The standard metric set of one run, as plain Python numbers (None where undefined)."""
+    ev = _evaluated(history)
+    df = _frame(history)
+    acc = ev["accuracy"]
+
+    def num(x):
+        return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+    return {
+        "rounds": int(df["round"].max()) if len(df) else 0,
+        "final_accuracy": num(float(acc.iloc[-1]) if len(acc) else math.nan),
+        "best_accuracy": num(float(acc.max()) if len(acc) else math.nan),
+        "convergence_accuracy": num(convergence_accuracy(history, last)),
+        "rounds_to_95": rounds_to_fraction(history, 0.95, last),
+        "rounds_to_98": rounds_to_fraction(history, 0.98, last),
+        "oscillations": oscillations(history, threshold),
+        "final_loss": num(float(pd.to_numeric(ev["loss"], errors="coerce").iloc[-1])
+                          if "loss" in ev.columns and len(ev) else math.nan),
+        "virtual_time": num(time_to_round(history, None, "virtual_time")),
+        "wall_time": num(time_to_round(history, None, "wall_time")),
+    }

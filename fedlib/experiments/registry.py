@@ -1,0 +1,167 @@
+"""Algorithm registry: (paradigm, name) -> trainer factory + options dataclass (docs/CONTRACTS.md).
+
+Adding an algorithm is one call, usually at the bottom of the module that defines it::
+
+    @dataclass
+    class MyOptions:
+        beta: float = 0.9
+        def __post_init__(self):           # optional: range checks, FedlibError
+            check(0 <= self.beta < 1, f"options.beta must be in [0, 1), got {self.beta}")
+
+    register_algorithm("safl", "my-algo", MyTrainer, options=MyOptions,
+                       description="one line for `fedlib presets` / docs")
+
+``MyTrainer(cfg)`` receives the validated :class:`~fedlib.experiments.config.RunConfig`; its
+``cfg.options`` is a plain dict completed with MyOptions' defaults (``MyOptions(**cfg.options)``
+rebuilds the dataclass). The module must be imported by the paradigm's ``algorithms`` module
+(``fedlib.safl.algorithms`` / ``fedlib.split.algorithms``), which the registry imports lazily the
+first time a paradigm is asked for; a paradigm whose module does not exist yet is tolerated.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import importlib
+import warnings
+from dataclasses import dataclass
+from typing import Callable
+
+from fedlib.errors import FedlibError
+
+__all__ = ["AlgorithmEntry", "register_algorithm", "get_algorithm", "algorithms", "paradigms"]
+
+# paradigm -> module whose import registers all of that paradigm's algorithms
+_PARADIGM_MODULES = {
+    "safl": "fedlib.safl.algorithms",
+    "split": "fedlib.split.algorithms",
+    "toy": "fedlib.experiments.toy",
+}
+
+_REGISTRY: dict[tuple[str, str], "AlgorithmEntry"] = {}
+_LOADED: dict[str, BaseException | None] = {}  # paradigm -> None (ok) or the import error
+
+
+@dataclass(frozen=True)
+class AlgorithmEntry:
+    paradigm: str
+    name: str
+    trainer: Callable
+    options: type | None = None
+    description: str = ""
+
+    def option_defaults(self) -> dict:
+        """The options dataclass' defaults as a dict ({} when the algorithm has no options)."""
+        return self.validate_options({})
+
+    def validate_options(self, options: dict | None) -> dict:
+        """Check ``options`` against the options dataclass; return them completed with defaults."""
+        from fedlib.experiments.config import _plain, build_dataclass
+
+        options = dict(options or {})
+        if self.options is None:
+            if options:
+                raise FedlibError(
+                    f"algorithm {self.paradigm}/{self.name} takes no options, "
+                    f"got {', '.join(sorted(map(str, options)))}",
+                    "remove the options section")
+            return {}
+        valid = [f.name for f in dataclasses.fields(self.options)]
+        unknown = sorted(str(k) for k in options if k not in valid)
+        if unknown:
+            hints = []
+            for k in unknown:
+                close = difflib.get_close_matches(k, valid, n=1, cutoff=0.5)
+                if close:
+                    hints.append(f"{k} -> {close[0]}?")
+            raise FedlibError(
+                f"unknown option(s) for {self.paradigm}/{self.name}: {', '.join(unknown)}",
+                (f"did you mean: {'; '.join(hints)}. " if hints else "")
+                + f"valid options: {', '.join(valid) or '(none)'}")
+        inst = build_dataclass(self.options, options, "options.")
+        if hasattr(inst, "validate"):
+            inst.validate()
+        return _plain(inst)
+
+
+def register_algorithm(paradigm: str, name: str, trainer: Callable, options: type | None = None,
+                       description: str = "") -> AlgorithmEntry:
+    """Register ``trainer`` (``trainer(cfg) -> Trainer``) as ``paradigm/name``.
+
+    ``options`` is a dataclass whose fields are the algorithm's options (``cfg.options``).
+    Re-registering the same name replaces the entry (handy in notebooks).
+    """
+    if options is not None and not (isinstance(options, type) and dataclasses.is_dataclass(options)):
+        raise TypeError(f"options for {paradigm}/{name} must be a dataclass type, got {options!r}")
+    if not callable(trainer):
+        raise TypeError(f"trainer for {paradigm}/{name} must be callable, got {trainer!r}")
+    entry = AlgorithmEntry(paradigm, name, trainer, options, description)
+    _REGISTRY[(paradigm, name)] = entry
+    return entry
+
+
+def _load(paradigm: str) -> BaseException | None:
+    """Import the paradigm's algorithms module once; remember a missing module as its error."""
+    if paradigm in _LOADED:
+        return _LOADED[paradigm]
+    module = _PARADIGM_MODULES.get(paradigm)
+    err = None
+    if module is not None:
+        try:
+            importlib.import_module(module)
+        except ModuleNotFoundError as e:
+            # tolerate the paradigm's module (or its package) not existing yet; re-raise a
+            # missing third-party dependency or a bug inside the module
+            if not (e.name and (module == e.name or module.startswith(e.name + "."))):
+                raise
+            err = e
+    _LOADED[paradigm] = err
+    return err
+
+
+def paradigms() -> list[str]:
+    """Known paradigms: the built-in ones plus any with a registered algorithm."""
+    return sorted(set(_PARADIGM_MODULES) | {p for p, _ in _REGISTRY})
+
+
+def algorithms(paradigm: str | None = None) -> list[AlgorithmEntry]:
+    """Registered algorithms (of one paradigm, or all), sorted by (paradigm, name)."""
+    for p in ([paradigm] if paradigm else list(_PARADIGM_MODULES)):
+        if paradigm is None:
+            try:
+                _load(p)
+            except Exception as err:  # listing everything must not die on one broken module
+                warnings.warn(f"cannot load {p} algorithms: {err!r}", stacklevel=2)
+        else:
+            _load(p)
+    return sorted((e for e in _REGISTRY.values() if paradigm in (None, e.paradigm)),
+                  key=lambda e: (e.paradigm, e.name))
+
+
+def get_algorithm(paradigm: str, name: str) -> AlgorithmEntry:
+    """The entry for ``paradigm/name``; FedlibError listing the valid names otherwise."""
+    err = _load(paradigm)
+    entry = _REGISTRY.get((paradigm, name))
+    if entry is not None:
+        return entry
+    names = sorted(n for p, n in _REGISTRY if p == paradigm)
+    # the name may belong to another paradigm: say so
+    for other in _PARADIGM_MODULES:
+        if other != paradigm:
+            try:
+                _load(other)
+            except Exception:  # noqa: BLE001 - only used to improve the message
+                continue
+    owners = sorted(p for p, n in _REGISTRY if n == name and p != paradigm)
+    if owners:
+        raise FedlibError(f"algorithm {name!r} belongs to paradigm {owners[0]!r}, not {paradigm!r}",
+                          f"set paradigm={owners[0]} (or pick a {paradigm} algorithm: "
+                          f"{', '.join(names) or 'none registered'})")
+    if not names:
+        why = f" ({_PARADIGM_MODULES[paradigm]} is not available: {err})" if err else ""
+        raise FedlibError(f"no algorithms are registered for paradigm {paradigm!r}{why}",
+                          "check the fedlib installation, or register_algorithm() your own")
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
+    raise FedlibError(f"unknown {paradigm} algorithm {name!r}",
+                      (f"did you mean {close[0]}? " if close else "")
+                      + f"use one of: {', '.join(names)}")

@@ -1,0 +1,231 @@
+"""``run(cfg)``: drive one trainer round by round, with caching, checkpoints and exact resume.
+
+    result = run(RunConfig.from_preset("toy-smoke"))
+    result.history      # DataFrame, one row per global round
+    result.clients      # DataFrame of per-client rows (may be empty)
+    result.summary      # metrics (fedlib.experiments.metrics.summarize) + trainer extras + provenance
+
+What happens (docs/CONTRACTS.md "Runner"):
+
+1. The config is validated; its hash addresses the result store.
+2. A finished, intact result is returned from the store without running anything.
+3. Otherwise the global torch/numpy/random RNGs are seeded from ``cfg.seed`` (so even code that
+   uses them is reproducible), the trainer is built (``registry.get_algorithm(...).trainer(cfg)``)
+   and, if a checkpoint exists, restored from it: trainer state, history and client rows so far,
+   and the global RNG states. The resumed run ends with exactly the history of an uninterrupted
+   one (wall time aside).
+4. Every ``cfg.checkpoint_every`` rounds a checkpoint is written atomically; at the end the result
+   is written (DONE last) and the checkpoint removed.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from fedlib.errors import FedlibError
+from fedlib.experiments import metrics
+from fedlib.experiments.config import RunConfig
+from fedlib.experiments.store import ResultStore, RunResult
+from fedlib.utils import derive_seed
+
+__all__ = ["run", "RunResult", "as_config", "build_trainer", "rng_state", "set_rng_state"]
+
+CHECKPOINT_FORMAT = 1
+
+
+def as_config(cfg) -> RunConfig:
+    """A RunConfig from a RunConfig, a dict, a preset name or a YAML path."""
+    if isinstance(cfg, RunConfig):
+        return cfg
+    if isinstance(cfg, dict):
+        return RunConfig.from_dict(cfg)
+    if isinstance(cfg, (str, Path)):
+        p = Path(cfg)
+        if p.suffix in (".yaml", ".yml") or p.is_file():
+            return RunConfig.from_yaml(p)
+        return RunConfig.from_preset(str(cfg))
+    raise FedlibError(f"cannot make a run configuration from {type(cfg).__name__}",
+                      "pass a RunConfig, a dict, a preset name or a YAML path")
+
+
+def build_trainer(cfg: RunConfig, trainer=None):
+    """The trainer for ``cfg``: ``trainer`` itself if it is one, ``trainer(cfg)`` if it is a
+    factory, else the registered factory of ``cfg.paradigm/cfg.algorithm``."""
+    if trainer is not None and hasattr(trainer, "run_round"):
+        return trainer
+    if trainer is None:
+        from fedlib.experiments.registry import get_algorithm
+
+        trainer = get_algorithm(cfg.paradigm, cfg.algorithm).trainer
+    return trainer(cfg)
+
+
+# ---------------------------------------------------------------------------- RNG states
+def seed_global_rngs(seed: int) -> None:
+    """Seed torch (CPU+CUDA), numpy and random from the run seed (never from process state)."""
+    torch.manual_seed(derive_seed(seed, "global", "torch"))
+    np.random.seed(derive_seed(seed, "global", "numpy") % (2**32))
+    random.seed(derive_seed(seed, "global", "random"))
+
+
+def rng_state() -> dict:
+    """The global RNG states as weights_only-loadable data (tensors, ints, floats, lists)."""
+    kind, keys, pos, has_gauss, gauss = np.random.get_state()
+    version, pystate, pygauss = random.getstate()
+    out = {
+        "torch": torch.get_rng_state(),
+        "numpy": {"keys": torch.from_numpy(np.asarray(keys, dtype=np.int64)), "pos": int(pos),
+                  "has_gauss": int(has_gauss), "gauss": float(gauss)},
+        "random": {"version": int(version), "state": list(pystate), "gauss": pygauss},
+    }
+    if torch.cuda.is_available() and torch.cuda.is_initialized():
+        out["cuda"] = torch.cuda.get_rng_state_all()
+    return out
+
+
+def set_rng_state(state: dict) -> None:
+    torch.set_rng_state(state["torch"])
+    npst = state["numpy"]
+    np.random.set_state(("MT19937", npst["keys"].numpy().astype(np.uint32), npst["pos"],
+                         npst["has_gauss"], npst["gauss"]))
+    rs = state["random"]
+    random.setstate((rs["version"], tuple(rs["state"]), rs["gauss"]))
+    if "cuda" in state and torch.cuda.is_available():
+        torch.cuda.set_rng_state_all(state["cuda"])
+
+
+# ---------------------------------------------------------------------------- helpers
+def _scalar(v):
+    if isinstance(v, torch.Tensor) and v.numel() == 1:
+        return v.item()
+    if isinstance(v, np.generic):
+        return v.item()
+    return v
+
+
+def _clean_row(row: dict, where: str) -> dict:
+    if not isinstance(row, dict):
+        raise TypeError(f"{where} must return a dict, got {type(row).__name__}")
+    return {str(k): _scalar(v) for k, v in row.items()}
+
+
+def _fmt(x) -> str:
+    return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.4g}"
+
+
+def _report(result: RunResult, cfg: RunConfig, how: str) -> None:
+    s = result.summary
+    print(f"[fedlib] {cfg.paradigm}/{cfg.algorithm} profile={cfg.profile} seed={cfg.seed} "
+          f"hash={result.config_hash[:12]} rounds={s.get('rounds')} "
+          f"final_acc={_fmt(s.get('final_accuracy'))} conv_acc={_fmt(s.get('convergence_accuracy'))}"
+          f" ({how})", file=sys.stderr if how == "quiet" else sys.stdout)
+
+
+# ---------------------------------------------------------------------------- run
+def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = True,
+        resume: bool = True, trainer=None) -> RunResult:
+    """Run (or load, or resume) one configuration; see the module docstring.
+
+    Parameters
+    ----------
+    cfg : RunConfig, dict, preset name or YAML path.
+    store : a ResultStore, a root folder, or None for ``$FEDLIB_RESULTS`` / ``./results``.
+    progress : show a tqdm progress bar and print a one-line summary.
+    resume : reuse a finished result and resume from a checkpoint. ``False`` discards both and
+        recomputes from round 0 (the new result replaces the old one).
+    trainer : optional trainer object or factory ``trainer(cfg)`` to drive instead of the
+        registered one (a trainer is still keyed by ``cfg``'s hash: pass the matching config).
+    """
+    cfg = as_config(cfg).validated()
+    h = cfg.config_hash()
+    if not isinstance(store, ResultStore):
+        store = ResultStore(store)
+
+    if resume:
+        cached = store.get(h)
+        if cached is not None:
+            if progress:
+                _report(cached, cfg, "cached")
+            return cached
+    else:
+        store.clear(h)
+
+    seed_global_rngs(cfg.seed)
+    tr = build_trainer(cfg, trainer)
+    total = int(getattr(tr, "total_rounds", cfg.rounds) or cfg.rounds)
+
+    history: list[dict] = []
+    clients: list[dict] = []
+    start, elapsed = 0, 0.0
+    ckpt = store.load_checkpoint(h) if resume else None
+    if ckpt is not None:
+        tr.load_state_dict(ckpt["trainer"])
+        history, clients = list(ckpt["history"]), list(ckpt["clients"])
+        start, elapsed = int(ckpt["round"]), float(ckpt.get("wall_time", 0.0))
+        set_rng_state(ckpt["rng"])
+    store.write_config(cfg)
+
+    from tqdm.auto import tqdm
+
+    bar = tqdm(total=total, initial=start, disable=not progress, unit="round", leave=True,
+               desc=f"{cfg.algorithm} seed={cfg.seed}", dynamic_ncols=True)
+    t0 = time.perf_counter()
+    try:
+        for r in range(start + 1, total + 1):
+            row = _clean_row(tr.run_round(), "Trainer.run_round()")
+            row.setdefault("round", r)
+            if "wall_time" not in row:
+                row["wall_time"] = elapsed + (time.perf_counter() - t0)
+            history.append(row)
+            for c in (tr.client_rows() or []) if hasattr(tr, "client_rows") else []:
+                c = _clean_row(c, "Trainer.client_rows()")
+                c.setdefault("round", r)
+                clients.append(c)
+            bar.update(1)
+            acc = row.get("accuracy")
+            if isinstance(acc, (int, float)) and not math.isnan(acc):
+                bar.set_postfix(acc=f"{acc:.4f}", refresh=False)
+            if cfg.checkpoint_every and r % cfg.checkpoint_every == 0 and r < total:
+                store.save_checkpoint(h, {
+                    "format": CHECKPOINT_FORMAT,
+                    "config_hash": h,
+                    "round": r,
+                    "trainer": tr.state_dict(),
+                    "history": history,
+                    "clients": clients,
+                    "rng": rng_state(),
+                    "wall_time": elapsed + (time.perf_counter() - t0),
+                }, round=r, total=total)
+    finally:
+        bar.close()
+
+    hist_df = pd.DataFrame(history)
+    summary = metrics.summarize(hist_df)
+    extra = tr.summary() if hasattr(tr, "summary") else {}
+    summary.update({k: _scalar(v) for k, v in (extra or {}).items()})
+    from fedlib import __version__
+
+    summary.update({
+        "config_hash": h,
+        "profile": cfg.profile,
+        "paradigm": cfg.paradigm,
+        "algorithm": cfg.algorithm,
+        "seed": cfg.seed,
+        "fedlib": __version__,
+        "resumed_from_round": start,
+        "total_wall_time": elapsed + (time.perf_counter() - t0),
+    })
+    result = store.write_result(cfg, hist_df, pd.DataFrame(clients), summary)
+    store.clear_checkpoint(h)
+    if progress:
+        how = f"resumed from round {start}" if start else "computed"
+        _report(result, cfg, f"{how}, {summary['total_wall_time']:.1f}s")
+    return result
