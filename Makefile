@@ -24,7 +24,7 @@ reproduce: setup
 ## The whole test suite: unit tests, then every notebook at the smoke profile under nbval.
 test: setup
 	$(BIN)/python -m pytest -q tests
-	$(BIN)/python -m pytest -q --nbval-lax -p no:cacheprovider notebooks
+	FEDLIB_PROFILE=smoke $(BIN)/python -m pytest -q --nbval-lax -p no:cacheprovider notebooks
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -x tests -m "not slow"
