@@ -10,9 +10,11 @@ the virtual clock, the FIFO buffer and local training (spec §1-§2); a strategy
 
 Optional hooks with harmless defaults (beyond docs/CONTRACTS.md, never required):
 :meth:`Strategy.on_upload` (called when an update reaches the buffer, i.e. when the client
-itself knows its own new update), :meth:`Strategy.select` (which buffered updates form the
-round; default the oldest K, spec §1) and the class attribute ``history`` (how many global
-versions :meth:`SimContext.global_history` must serve; default 2, what FedQS Mod① needs).
+itself knows its own new update), :meth:`Strategy.ready` (whether the buffer may be aggregated
+at the end of this tick; default: it holds >= K updates, spec §1), :meth:`Strategy.select`
+(which buffered updates form the round; default the oldest K) and the class attribute
+``history`` (how many global versions :meth:`SimContext.global_history` must serve; default 2,
+what FedQS Mod① needs).
 
 Conventions
 -----------
@@ -70,6 +72,8 @@ class Update:
     info: dict = field(default_factory=dict)  # what the strategy attached at training start
     staleness: int = 0  # set by the simulator at aggregation: ctx.round - version
     loss: float = float("nan")  # mean local training loss (engine), informative only
+    start_tick: int = 0  # virtual tick the training started (set by the simulator)
+    upload_tick: int = 0  # virtual tick it was uploaded (upload_tick - start_tick = its delay)
 
 
 @dataclass
@@ -160,8 +164,13 @@ class Strategy:
     def on_upload(self, update: Update, ctx: SimContext) -> None:
         """Optional hook: ``update`` has just been uploaded (entered the buffer) at ctx.tick."""
 
+    def ready(self, buffer: Sequence[Update], ctx: SimContext) -> bool:
+        """Aggregate at the end of this tick? Default: the FIFO buffer holds >= K updates."""
+        return len(buffer) >= ctx.k
+
     def select(self, buffer: Sequence[Update], ctx: SimContext) -> list[int]:
-        """Indices into the FIFO ``buffer`` (len >= K) that form this round. Default: oldest K."""
+        """Indices into the FIFO ``buffer`` that form this round (called when :meth:`ready`).
+        Default: the oldest K."""
         return list(range(ctx.k))
 
     def aggregate(self, global_state: State, updates: list[Update], ctx: SimContext) -> State:
