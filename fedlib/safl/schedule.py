@@ -30,16 +30,15 @@ Upload semantics
 
 Dynamic scenarios (Table 6; the official code has none — these are fedlib's definitions)
 -----------------------------------------------------------------------------------------
-``speed-change``
-    every ``period`` = 50 rounds the clients' speeds change: a training that starts while the global
-    round is in [e·period, (e+1)·period) uses delay vector e. Vector 0 is the run's delay profile;
-    vector e >= 1 is drawn uniform in [1, max_delay] (default: the largest delay of the profile)
-    from the stream (seed, "safl-delays", N, max_delay, "speed-change", e). In-flight trainings
-    keep the delay they started with.
-``random-time``
+``speed-change`` (paper §5.3 "Dynamic Resource Scale")
+    "the speed ratio shifts from 1:50 to 1:100 at round 200": trainings that start once the global
+    round is >= ``change_round`` (200) use r' = 1 + round((r − 1)·(new_ratio − 1)/(R − 1)), where
+    R = the largest delay of the profile (50) and new_ratio = 100 — every client keeps its rank,
+    the spread doubles. In-flight trainings keep the delay they started with.
+``random-time`` (paper: "each client's resource fluctuates ... per update, between 1 and 50")
     every single training takes a delay uniform in [1, max_delay] (default 50): 1 +
     derive_seed(seed, "random-time", client, start tick) mod max_delay.
-``dropout``
+``dropout`` (paper: "50% of clients randomly churn at round 100")
     right after the aggregation that completes round ``at_round`` (= 100), floor(fraction·N)
     clients (fraction 0.5), the first of randperm(N) from the stream (seed, "safl-dropout"), leave
     for good: they never start again and their in-flight training is lost (never uploaded);
@@ -54,7 +53,7 @@ from dataclasses import dataclass, field
 import torch
 
 from fedlib.errors import FedlibError, check, check_choice
-from fedlib.safl.delays import uniform_delays, validate_delays
+from fedlib.safl.delays import validate_delays
 from fedlib.utils import derive_seed, generator
 
 UPLOADS = ("snapshot", "overwrite")
@@ -66,16 +65,17 @@ class Scenario:
     """A dynamic scenario (Table 6) and its parameters; see the module docstring."""
 
     name: str = "none"
-    period: int = 50  # speed-change: rounds between speed redraws
-    max_delay: int | None = None  # speed-change / random-time: delays drawn in [1, max_delay]
+    change_round: int = 200  # speed-change: round from which the new ratio applies
+    new_ratio: int = 100  # speed-change: the slowest client's delay afterwards
+    max_delay: int = 50  # random-time: delays drawn in [1, max_delay]
     at_round: int = 100  # dropout: clients leave after this many rounds
     fraction: float = 0.5  # dropout: share of clients that leave
 
     def __post_init__(self):
         check_choice("SAFL scenario", self.name, SCENARIOS)
-        check(self.period >= 1, f"speed-change period must be >= 1 round, got {self.period}")
-        check(self.max_delay is None or self.max_delay >= 1,
-              f"scenario max_delay must be >= 1, got {self.max_delay}")
+        check(self.change_round >= 0, f"speed-change change_round must be >= 0, got {self.change_round}")
+        check(self.new_ratio >= 1, f"speed-change new_ratio must be >= 1, got {self.new_ratio}")
+        check(self.max_delay >= 1, f"scenario max_delay must be >= 1, got {self.max_delay}")
         check(self.at_round >= 0, f"dropout at_round must be >= 0, got {self.at_round}")
         check(0.0 <= self.fraction < 1.0, f"dropout fraction must be in [0, 1), got {self.fraction}")
 
@@ -146,8 +146,8 @@ class Clock:
             check(self.n - left >= self.k,
                   f"dropout leaves {self.n - left} clients, fewer than K = {self.k}",
                   "lower safl.k or the dropout fraction")
-        self._max_delay = scenario.max_delay or (50 if scenario.name == "random-time" else max(self.base_delays))
-        self._epoch_cache: dict[int, list[int]] = {0: self.base_delays}
+        self._changed = self._rescale(self.base_delays, scenario.new_ratio) \
+            if scenario.name == "speed-change" else self.base_delays
         # mutable state
         self.tick = 0
         self.round = 0
@@ -158,24 +158,30 @@ class Clock:
         self.buffer: list[Training] = []
 
     # -- delays ----------------------------------------------------------------------------
+    @staticmethod
+    def _rescale(delays: list[int], new_ratio: int) -> list[int]:
+        top = max(delays)
+        if top == 1:
+            return [1 for _ in delays]
+        return [1 + int(round((d - 1) * (new_ratio - 1) / (top - 1))) for d in delays]
+
     def delays_at(self, round_: int) -> list[int]:
         """The delay vector in force while the global round is ``round_`` (speed-change)."""
-        if self.scenario.name != "speed-change":
-            return self.base_delays
-        e = round_ // self.scenario.period
-        if e not in self._epoch_cache:
-            self._epoch_cache[e] = uniform_delays(self.n, self._max_delay, self.seed, "speed-change", e).tolist()
-        return self._epoch_cache[e]
+        if self.scenario.name == "speed-change" and round_ >= self.scenario.change_round:
+            return self._changed
+        return self.base_delays
 
     def delay(self, client: int, tick: int) -> int:
         """Delay of the training ``client`` starts at ``tick`` (with the current round)."""
         if self.scenario.name == "random-time":
-            return 1 + derive_seed(self.seed, "random-time", client, tick) % self._max_delay
+            return 1 + derive_seed(self.seed, "random-time", client, tick) % self.scenario.max_delay
         return self.delays_at(self.round)[client]
 
     def current_delays(self) -> list[int]:
-        return list(self.delays_at(self.round)) if self.scenario.name != "random-time" else \
-            [self._max_delay] * self.n
+        """Each client's delay for a training starting now (random-time: the bound)."""
+        if self.scenario.name == "random-time":
+            return [self.scenario.max_delay] * self.n
+        return list(self.delays_at(self.round))
 
     # -- one tick ---------------------------------------------------------------------------
     def begin_tick(self) -> Tick:
@@ -208,15 +214,18 @@ class Clock:
         return tr
 
     def aggregate(self, selected: list[int] | None = None) -> Aggregation:
-        """Remove the selected buffered entries (default: the oldest K) and start a new round."""
-        check(self.ready(), f"aggregate() needs >= K = {self.k} buffered updates, has {len(self.buffer)}")
+        """Remove the selected buffered entries (default: the oldest K) and start a new round.
+
+        ``selected``: distinct indices into :attr:`buffer` (a strategy may pick any non-empty
+        subset, e.g. FedAT one tier's K updates)."""
         if selected is None:
+            check(self.ready(), f"aggregate() needs >= K = {self.k} buffered updates, has {len(self.buffer)}")
             selected = list(range(self.k))
         selected = [int(i) for i in selected]
-        if len(selected) != self.k or len(set(selected)) != self.k or \
+        if not selected or len(set(selected)) != len(selected) or \
                 not all(0 <= i < len(self.buffer) for i in selected):
-            raise FedlibError(f"strategy selected {selected}: need K = {self.k} distinct indices "
-                              f"into a buffer of {len(self.buffer)}")
+            raise FedlibError(f"strategy selected {selected}: need distinct indices into the "
+                              f"buffer of {len(self.buffer)} updates")
         chosen = [self.buffer[i] for i in selected]
         agg = Aggregation(self.round, self.tick, chosen, [self.content_of(tr) for tr in chosen])
         keep = set(range(len(self.buffer))) - set(selected)
