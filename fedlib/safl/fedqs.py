@@ -93,7 +93,7 @@ def _as_state(x) -> State:
 def _vec(state: State, keys: Sequence[str]) -> Tensor:
     if not keys:
         return torch.zeros(0, dtype=torch.float64)
-    return torch.cat([state[k].detach().reshape(-1).to(torch.float64).cpu() for k in keys])
+    return torch.cat([state[k].detach().reshape(-1).to(torch.float64) for k in keys])
 
 
 def _d1_normalise(v: Tensor) -> Tensor:
@@ -119,8 +119,8 @@ def code_angle(a: State, b: State, keys: Sequence[str] | None = None) -> float:
         keys = [k for k in float_keys(a) if ("weight" in k or "bias" in k)] or float_keys(a)
     thetas = []
     for key in keys:
-        va = a[key].detach().reshape(-1).to(torch.float64).cpu()
-        vb = b[key].detach().reshape(-1).to(torch.float64).cpu()
+        va = a[key].detach().reshape(-1).to(torch.float64)
+        vb = b[key].detach().reshape(-1).to(va.device, torch.float64)
         if va.numel() == 0 or bool((va == 0).any()) or bool((vb == 0).any()):
             continue
         na, nb = _d1_normalise(va), _d1_normalise(vb)
@@ -509,6 +509,13 @@ class FedQS(Strategy):
         self._sim = torch.full((self.n,), float("nan"), dtype=torch.float64)
         self._flags = torch.zeros(self.n, dtype=torch.bool)
         self._pending, self._rows, self._val_cache = {}, [], {}
+        if o.momentum:
+            opt = getattr(ctx.base_local, "optimizer", "sgd")
+            check(
+                opt == "sgd",
+                f"FedQS momentum (Mod②, heavy-ball) needs local.optimizer='sgd', got {opt!r}",
+                "set local.optimizer='sgd' or options momentum=False",
+            )
         if (o.momentum or o.feedback) and o.validation == "holdout":
             check(
                 ctx.val_parts is not None,
