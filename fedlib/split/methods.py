@@ -194,7 +194,7 @@ def local_config(base: str, local, options, round_index: int):
         return dataclasses.replace(local, prox_mu=float(opts["mu"]))
     if base == "fednar":
         return dataclasses.replace(
-            local, weight_decay=float(opts["l2"]), l2_in_loss=True, clip_norm=float(opts["clip"]),
+            local, weight_decay=0.0, l2_in_loss=float(opts["l2"]), clip_norm=float(opts["clip"]),
             lr=float(local.lr) * float(opts["lr_decay"]) ** int(round_index))
     if base == "fednag":
         mom = opts.get("momentum")

@@ -179,7 +179,8 @@ class SMoFiHook:
 
     ``buffers`` is any object with ``get(kind, name) -> Tensor[C, ...]`` and
     ``set(kind, name, tensor[C, ...], mask[C])`` — the engine's ``OptimizerBuffers`` or
-    :class:`fedlib.split.splitpath.TorchOptimBuffers` over plain ``torch.optim`` optimizers.
+    :class:`fedlib.train.buffers.LoopBuffers` over plain ``torch.optim`` optimizers
+    (the explicit split path).
     """
 
     def __init__(self, server_names: Sequence[str], optimizer: str = "sgd",
@@ -227,7 +228,10 @@ class SMoFiHook:
         n = self.n_selected if self.n_selected is not None else c
         coef = fusion_weights(active, self._steps, self.tau, self.options.alpha, n,
                               self.options.renormalise)
+        present = getattr(buffers, "kinds", None)
         for kind in self.kinds:
+            if present is not None and kind not in present:  # e.g. SGD without momentum
+                continue
             for name in self.names:
                 own = buffers.get(kind, name)
                 m = active.to(own.device).view(-1, *([1] * (own.dim() - 1)))

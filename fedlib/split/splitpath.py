@@ -3,186 +3,217 @@
 This is split FL as it runs between machines, written with plain ``torch.optim`` optimizers:
 every selected client j holds a copy of the client part W_{c,j} and its optimizer; the server
 holds one surrogate W_{s,j} and one optimizer per client (SFLV1) — or a single server part
-trained sequentially (SFLV2). Per step, only tensors cross the cut
+trained sequentially (SFLV2). Per step only tensors cross the cut
 (:func:`fedlib.models.split.split_forward_backward`): the smashed activations and labels go up,
 the activation gradient comes back.
 
-fedlib's fast SFLV1 path trains the *whole* model per client through the engine instead (the same
-computation when both parts use the same optimizer, spec §1); this module is the reference the
-identity tests compare it with (spec §6 identities 6 and 7), and it is how SFLV2 runs.
+fedlib's fast SFLV1 path trains the *whole* model per client through the engine instead — the
+same computation when both parts use the same optimizer (spec §1); this module is the reference
+the identity tests compare it with (spec §6 identities 6 and 7), and it is how SFLV2 runs.
 
-Local-step semantics follow :class:`fedlib.train.LocalConfig`: weight decay inside the optimizer,
-or as an L2 term of the loss (``l2_in_loss``, FedNAR) that then takes part in clipping; a
-proximal term μ/2‖W − W^n‖² toward the start weights (FedProx); the gradient of the whole model
-(client and server part together — one scalar norm crosses the cut [D]) clipped to
-``clip_norm``.
+Local-step semantics are those of :class:`fedlib.train.LocalConfig`: batches from the engine's
+per-client stream (:class:`ClientBatches`), loss = cross-entropy + ``prox_mu``/2‖W − W^n‖²
++ ``l2_in_loss``/2‖W‖² (each part computes its own terms), the gradient 2-norm of the whole model
+clipped to ``clip_norm`` (client and server each send one scalar across the cut [D]), then the
+optimizer step (``weight_decay`` inside the optimizer).
 """
 
 from __future__ import annotations
 
 import copy
 from dataclasses import dataclass, field
-from typing import Callable, Sequence
+from typing import Callable, Iterable, Sequence
 
 import torch
 from torch import Tensor, nn
 
 from fedlib.errors import FedlibError, check
 from fedlib.models.split import split_forward_backward
+from fedlib.train.loop import make_optimizer
 
 State = dict[str, Tensor]
 Batch = tuple[Tensor, Tensor]
 
-__all__ = ["TorchOptimBuffers", "SplitClientResult", "make_optimizer", "train_split_clients",
-           "train_sflv2_round"]
+__all__ = ["ClientBatches", "SplitClientResult", "optimizer_kinds",
+           "seed_optimizer_state", "train_split_clients", "train_sflv2_round"]
 
 
-def make_optimizer(params, local) -> torch.optim.Optimizer:
-    """The ``torch.optim`` optimizer of a LocalConfig (sgd | adam | adamw)."""
-    opt = str(getattr(local, "optimizer", "sgd")).lower()
-    wd = 0.0 if getattr(local, "l2_in_loss", False) else float(getattr(local, "weight_decay", 0.0))
-    lr = float(local.lr)
-    if opt == "sgd":
-        mom = float(getattr(local, "momentum", 0.0))
-        return torch.optim.SGD(params, lr=lr, momentum=mom, weight_decay=wd,
-                               nesterov=bool(getattr(local, "nesterov", False)) and mom > 0)
-    betas = tuple(getattr(local, "betas", (0.9, 0.999)))
-    eps = float(getattr(local, "eps", 1e-8))
-    if opt == "adam":
-        return torch.optim.Adam(params, lr=lr, betas=betas, eps=eps, weight_decay=wd)
-    if opt == "adamw":
-        return torch.optim.AdamW(params, lr=lr, betas=betas, eps=eps, weight_decay=wd)
-    raise FedlibError(f"unknown optimizer {opt!r}", "use sgd, adam or adamw")
+def optimizer_kinds(local) -> tuple[str, ...]:
+    """State kinds the optimizer of ``local`` keeps per parameter (as ``fedlib.train.buffers``)."""
+    if str(local.optimizer).lower() == "sgd":
+        return ("momentum_buffer",) if float(local.momentum) > 0 else ()
+    return ("exp_avg", "exp_avg_sq")
 
 
-class TorchOptimBuffers:
-    """The engine's ``OptimizerBuffers`` interface over one ``torch.optim`` optimizer per client.
+def seed_optimizer_state(opt: torch.optim.Optimizer, named: dict[str, nn.Parameter],
+                         init: dict | None) -> None:
+    """Start ``opt`` from ``init = {kind: {name: tensor}}`` (carried SMoFi / FedNAG momentum).
 
-    ``get(kind, name)`` stacks ``optimizer.state[param][kind]`` over the clients (zeros where a
-    client has no such state yet); ``set(kind, name, tensor, mask)`` copies ``tensor[c]`` into the
-    state of every client ``c`` with ``mask[c]``.
+    SGD then takes its first step as ``m = β·m_init + g`` (``torch.optim.SGD`` with an existing
+    buffer); Adam/AdamW states get ``step = 0`` and zero entries for the kinds not given.
     """
-
-    def __init__(self, optimizers: Sequence[torch.optim.Optimizer],
-                 named_params: Sequence[dict[str, nn.Parameter]]):
-        self.optimizers = list(optimizers)
-        self.params = list(named_params)
-
-    def get(self, kind: str, name: str) -> Tensor:
-        rows = []
-        for opt, params in zip(self.optimizers, self.params):
-            p = params[name]
-            st = opt.state.get(p, {})
-            rows.append(st[kind].detach() if kind in st else torch.zeros_like(p.detach()))
-        return torch.stack(rows)
-
-    def set(self, kind: str, name: str, tensor: Tensor, mask) -> None:
-        mask = torch.as_tensor(mask, dtype=torch.bool).tolist()
-        for c, (opt, params) in enumerate(zip(self.optimizers, self.params)):
-            if not mask[c]:
+    if not init:
+        return
+    is_adam = isinstance(opt, (torch.optim.Adam, torch.optim.AdamW))
+    for kind, per_name in init.items():
+        for name, t in per_name.items():
+            if name not in named:
                 continue
-            p = params[name]
+            p = named[name]
             st = opt.state[p]
-            if kind in st:
-                st[kind].copy_(tensor[c])
-            else:
-                st[kind] = tensor[c].detach().clone()
+            st[kind] = t.detach().to(p.device, p.dtype).clone()
+            if is_adam:
+                st.setdefault("step", torch.tensor(0.0))
+                st.setdefault("exp_avg", torch.zeros_like(p.detach()))
+                st.setdefault("exp_avg_sq", torch.zeros_like(p.detach()))
 
 
 @dataclass
 class SplitClientResult:
-    """One client's outcome of a split-path round: whole-model end state, mean loss, steps."""
+    """One client's outcome of a split-path round: whole-model end state, mean data loss, steps,
+    and the final optimizer state ``{kind: {name: tensor}}`` of both parts."""
 
     state: State
     loss: float
     steps: int
-    optimizer_state: dict = field(default_factory=dict)
+    opt_state: dict = field(default_factory=dict)
 
 
-def _extra_grads(named: list[tuple[str, nn.Parameter]], start: State, local) -> None:
-    """Add the L2-in-loss and proximal gradients, then clip the joint norm (in place)."""
-    l2 = float(getattr(local, "weight_decay", 0.0)) if getattr(local, "l2_in_loss", False) else 0.0
-    mu = float(getattr(local, "prox_mu", 0.0) or 0.0)
-    for name, p in named:
-        if p.grad is None:
-            continue
-        if l2:
-            p.grad.add_(p.detach(), alpha=l2)
-        if mu:
-            p.grad.add_(p.detach() - start[name], alpha=mu)
-    clip = getattr(local, "clip_norm", None)
-    if clip:
-        torch.nn.utils.clip_grad_norm_([p for _, p in named if p.grad is not None], float(clip))
+class ClientBatches:
+    """A client's local batches drawn exactly as the engine draws them
+    (:class:`fedlib.train.stream.ClientStream`: a permutation per epoch, augmentation), lazily."""
+
+    def __init__(self, task, dataset, seed: int, round: int, device=None):
+        from fedlib.train.stream import ClientStream
+
+        self.dataset = dataset
+        self.device = torch.device(device) if device is not None else dataset.device
+        self.stream = ClientStream(task, int(seed), int(round), dataset.device)
+
+    def __len__(self) -> int:
+        return int(self.stream.steps)
+
+    def __iter__(self):
+        for _ in range(len(self)):
+            yield self.stream.next_batch(self.dataset, self.device)
+
+
+def _regularise_and_clip(cparams, sparams, cstart, sstart, local) -> None:
+    """Add the gradients of μ/2‖W − W^n‖² and l2/2‖W‖² (each part its own), then clip the whole
+    model's gradient norm."""
+    from fedlib.train.common import regularised_loss
+
+    mu = float(local.prox_mu) or None
+    l2 = float(local.l2_in_loss) or None
+    if mu is not None or l2 is not None:
+        for params, start in ((cparams, cstart), (sparams, sstart)):
+            if params:
+                regularised_loss(params[0].new_zeros(()), params, start, mu, l2).backward()
+    if local.clip_norm is not None:
+        torch.nn.utils.clip_grad_norm_([p for p in cparams + sparams if p.grad is not None],
+                                       float(local.clip_norm))
 
 
 def _load(module: nn.Module, state: State) -> None:
-    own = module.state_dict()
-    module.load_state_dict({k: state[k] for k in own}, strict=True)
+    module.load_state_dict({k: state[k] for k in module.state_dict()}, strict=True)
+
+
+def _trainable(module: nn.Module) -> list[tuple[str, nn.Parameter]]:
+    return [(n, p) for n, p in module.named_parameters() if p.requires_grad]
+
+
+def check_no_dropout(*modules: nn.Module) -> None:
+    """The explicit path draws no dropout masks: refuse models that would need them."""
+    for m in modules:
+        for name, sub in m.named_modules():
+            if isinstance(sub, nn.modules.dropout._DropoutNd) and sub.p > 0:
+                raise FedlibError(
+                    f"the explicit split path cannot draw per-client dropout ({name!r}, p={sub.p})",
+                    "use a model without dropout (cnn, resnet18, ...) with split.framework=sflv1")
+
+
+def _opt_state(opt: torch.optim.Optimizer, named: Iterable[tuple[str, nn.Parameter]]) -> dict:
+    out: dict = {}
+    for name, p in named:
+        for kind, t in opt.state.get(p, {}).items():
+            if torch.is_tensor(t) and t.shape == p.shape:
+                out.setdefault(kind, {})[name] = t.detach().clone()
+    return out
 
 
 def train_split_clients(client_part: nn.Module, server_part: nn.Module, start: State,
                         batches: Sequence[Sequence[Batch]], local, hook: Callable | None = None,
-                        loss_fn: Callable | None = None,
-                        server_init: Sequence[dict] | None = None) -> list[SplitClientResult]:
+                        loss_fn: Callable | None = None, init_opt: Sequence[dict] | None = None
+                        ) -> list[SplitClientResult]:
     """SFLV1 local training of C clients in lock-step, across the cut (spec §1).
 
-    ``client_part``/``server_part`` are templates (copied per client; their names are those of the
-    whole model, see :func:`fedlib.models.split_model`); ``start`` is the whole model's global
-    state; ``batches[j]`` is client j's list of ``(x, y)`` per local step (|T_j| = its length).
-    After every lock-step τ, ``hook(τ, active, buffers)`` gets the *server surrogates'* optimizer
-    buffers (:class:`TorchOptimBuffers`) — SMoFi's :class:`~fedlib.split.smofi.SMoFiHook`.
-    ``server_init[j]`` optionally seeds surrogate j's optimizer state (``{kind: {name: tensor}}``).
+    ``client_part``/``server_part`` are templates (copied per client; parameter names are those of
+    the whole model, see :func:`fedlib.models.split_model`); ``start`` is the whole model's global
+    state; ``batches[j]`` yields client j's ``(x, y)`` for each local step (|T_j| = its ``len``;
+    :class:`ClientBatches` gives the engine's batches). After every lock-step τ,
+    ``hook(τ, active, buffers)`` receives the *server surrogates'* optimizer buffers as a
+    :class:`fedlib.train.buffers.LoopBuffers` — e.g. :class:`~fedlib.split.smofi.SMoFiHook`.
+    ``init_opt[j]`` optionally starts client j's optimizers from ``{kind: {name: tensor}}``.
     """
-    loss_fn = loss_fn or nn.CrossEntropyLoss()
+    from fedlib.train.buffers import LoopBuffers
+    from fedlib.train.common import cross_entropy
+
+    loss_fn = loss_fn or cross_entropy
+    check_no_dropout(client_part, server_part)
     c = len(batches)
-    clients, servers, copt, sopt, snamed, named_all, losses = [], [], [], [], [], [], []
     start = {k: v.detach().clone() for k, v in start.items()}
+    clients, servers, copt, sopt, snamed, cnamed, losses = [], [], [], [], [], [], []
     for j in range(c):
         cp, sp = copy.deepcopy(client_part), copy.deepcopy(server_part)
         _load(cp, start)
         _load(sp, start)
         cp.train()
         sp.train()
+        cn, sn = _trainable(cp), _trainable(sp)
+        co = make_optimizer([p for _, p in cn], local)
+        so = make_optimizer([p for _, p in sn], local)
+        if init_opt is not None:
+            seed_optimizer_state(co, dict(cn), init_opt[j])
+            seed_optimizer_state(so, dict(sn), init_opt[j])
         clients.append(cp)
         servers.append(sp)
-        copt.append(make_optimizer(list(cp.parameters()), local))
-        so = make_optimizer(list(sp.parameters()), local)
-        sn = dict(sp.named_parameters())
-        if server_init is not None and server_init[j]:
-            for kind, per_name in server_init[j].items():
-                for name, t in per_name.items():
-                    so.state[sn[name]][kind] = t.detach().clone()
+        copt.append(co)
         sopt.append(so)
+        cnamed.append(cn)
         snamed.append(sn)
-        named_all.append(list(cp.named_parameters()) + list(sp.named_parameters()))
         losses.append([])
+    cstart = [start[n] for n, _ in cnamed[0]] if c else []
+    sstart = [start[n] for n, _ in snamed[0]] if c else []
     steps = [len(b) for b in batches]
-    buffers = TorchOptimBuffers(sopt, snamed)
+    its = [iter(b) for b in batches]
+    server_names = [n for n, _ in snamed[0]] if c else []
+    kinds = optimizer_kinds(local)
     for tau in range(max(steps, default=0)):
         active = torch.tensor([tau < s for s in steps])
         for j in range(c):
             if not active[j]:
                 continue
-            x, y = batches[j][tau]
+            x, y = next(its[j])
             copt[j].zero_grad(set_to_none=True)
             sopt[j].zero_grad(set_to_none=True)
             loss, _ = split_forward_backward(clients[j], servers[j], x, y, loss_fn)
-            _extra_grads(named_all[j], start, local)
+            _regularise_and_clip([p for _, p in cnamed[j]], [p for _, p in snamed[j]],
+                                 cstart, sstart, local)
             copt[j].step()
             sopt[j].step()
             losses[j].append(float(loss))
-        if hook is not None:
-            hook(tau, active, buffers)
+        if hook is not None and kinds:
+            hook(tau, active, LoopBuffers(sopt, [dict(n) for n in snamed], server_names, kinds,
+                                          active))
     out = []
     for j in range(c):
         state = {**clients[j].state_dict(), **servers[j].state_dict()}
-        ostate = {}
-        for name, p in snamed[j].items():
-            for kind, t in sopt[j].state.get(p, {}).items():
-                if torch.is_tensor(t) and t.shape == p.shape:
-                    ostate.setdefault(kind, {})[name] = t.detach().clone()
+        ostate = _opt_state(copt[j], cnamed[j])
+        for kind, per in _opt_state(sopt[j], snamed[j]).items():
+            ostate.setdefault(kind, {}).update(per)
         out.append(SplitClientResult({k: v.detach().clone() for k, v in state.items()},
-                                     sum(losses[j]) / max(len(losses[j]), 1), steps[j], ostate))
+                                     sum(losses[j]) / len(losses[j]) if losses[j] else float("nan"),
+                                     steps[j], ostate))
     return out
 
 
@@ -192,38 +223,46 @@ def train_sflv2_round(client_part: nn.Module, server_part: nn.Module, start: Sta
     """SFLV2 (spec §1): ONE server part trained sequentially over the clients' smashed data.
 
     Clients are served one after the other in ``order`` (a seeded permutation); client j runs all
-    its |T_j| local steps against the *current* server part, which carries its single optimizer
-    (momentum included) from one client to the next within the round [D]. Every client part
-    starts from the global client part. Returns the per-client results (whole-model states whose
-    server entries are the server part as it was when that client finished) and the server part's
-    state after the last client.
+    its |T_j| local steps against the *current* server part, whose single optimizer (momentum
+    included) carries over from one client to the next within the round [D]; it starts every
+    round fresh. Every client part starts from the global client part. Returns the per-client
+    results (whole-model states whose server entries are the server part as it was when that
+    client finished) and the server part's state after the last client.
     """
-    loss_fn = loss_fn or nn.CrossEntropyLoss()
-    check(sorted(order) == list(range(len(batches))),
+    from fedlib.train.common import cross_entropy
+
+    loss_fn = loss_fn or cross_entropy
+    check_no_dropout(client_part, server_part)
+    check(sorted(int(o) for o in order) == list(range(len(batches))),
           f"SFLV2 order {list(order)} is not a permutation of the {len(batches)} clients")
     start = {k: v.detach().clone() for k, v in start.items()}
     server = copy.deepcopy(server_part)
     _load(server, start)
     server.train()
-    sopt = make_optimizer(list(server.parameters()), local)
+    sn = _trainable(server)
+    sopt = make_optimizer([p for _, p in sn], local)
+    sstart = [start[n] for n, _ in sn]
     results: list[SplitClientResult | None] = [None] * len(batches)
     for j in order:
+        j = int(j)
         cp = copy.deepcopy(client_part)
         _load(cp, start)
         cp.train()
-        copt = make_optimizer(list(cp.parameters()), local)
-        named = list(cp.named_parameters()) + list(server.named_parameters())
+        cn = _trainable(cp)
+        copt = make_optimizer([p for _, p in cn], local)
+        cstart = [start[n] for n, _ in cn]
         losses = []
         for x, y in batches[j]:
             copt.zero_grad(set_to_none=True)
             sopt.zero_grad(set_to_none=True)
             loss, _ = split_forward_backward(cp, server, x, y, loss_fn)
-            _extra_grads(named, start, local)
+            _regularise_and_clip([p for _, p in cn], [p for _, p in sn], cstart, sstart, local)
             copt.step()
             sopt.step()
             losses.append(float(loss))
         state = {**cp.state_dict(), **server.state_dict()}
         results[j] = SplitClientResult({k: v.detach().clone() for k, v in state.items()},
-                                       sum(losses) / max(len(losses), 1), len(batches[j]))
+                                       sum(losses) / len(losses) if losses else float("nan"),
+                                       len(losses), _opt_state(copt, cn))
     server_state = {k: v.detach().clone() for k, v in server.state_dict().items()}
     return results, server_state
