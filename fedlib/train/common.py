@@ -1,0 +1,80 @@
+"""Pieces both backends share: which state entries are trained, the client loss, start states."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from fedlib.errors import FedlibError
+
+__all__ = ["StateLayout", "cross_entropy", "regularised_loss", "resolve_starts"]
+
+
+@dataclass(frozen=True)
+class StateLayout:
+    """``state_dict`` keys split into trainable parameters and everything else (buffers, frozen)."""
+
+    keys: tuple[str, ...]  # state_dict order
+    params: tuple[str, ...]  # trainable (requires_grad) parameters, state_dict order
+    others: tuple[str, ...]  # buffers and frozen parameters
+
+    @classmethod
+    def of(cls, model: nn.Module) -> "StateLayout":
+        keys = tuple(model.state_dict().keys())
+        trainable = {n for n, p in model.named_parameters() if p.requires_grad}
+        params = tuple(k for k in keys if k in trainable)
+        others = tuple(k for k in keys if k not in trainable)
+        return cls(keys, params, others)
+
+
+def cross_entropy(out: Tensor, y: Tensor) -> Tensor:
+    """Mean cross-entropy; outputs with extra dimensions are flattened to ``(N, classes)``."""
+    if out.dim() > 2:
+        return F.cross_entropy(out.reshape(-1, out.shape[-1]), y.reshape(-1))
+    return F.cross_entropy(out, y)
+
+
+def regularised_loss(ce: Tensor, params, start, mu, l2) -> Tensor:
+    """``ce + mu/2 Σ‖w − w_start‖² + l2/2 Σ‖w‖²`` (FedProx; FedNAR's L2-in-loss).
+
+    ``params``/``start``: sequences of tensors (``start`` may be ``None`` when ``mu`` is unused);
+    ``mu``/``l2``: numbers, 0-dim tensors, or ``None`` to leave the term out.
+    """
+    loss = ce
+    if mu is not None:
+        loss = loss + (mu / 2) * sum(((p - p0) ** 2).sum() for p, p0 in zip(params, start))
+    if l2 is not None:
+        loss = loss + (l2 / 2) * sum((p ** 2).sum() for p in params)
+    return loss
+
+
+def resolve_starts(model: nn.Module, starts, layout: StateLayout, device: torch.device) -> list[dict[str, Tensor]]:
+    """``starts`` (``None``, one state dict, or a list of them) as a list of complete states on ``device``."""
+    if starts is None:
+        starts = [model.state_dict()]
+    elif isinstance(starts, dict):
+        starts = [starts]
+    elif not isinstance(starts, (list, tuple)) or not starts:
+        raise FedlibError(f"starts must be a state dict or a non-empty list of them, got {type(starts).__name__}",
+                          "pass model.state_dict() or [state_0, state_1, ...]")
+    ref = model.state_dict()
+    out = []
+    for j, s in enumerate(starts):
+        if not isinstance(s, dict):
+            raise FedlibError(f"starts[{j}] is a {type(s).__name__}, not a state dict")
+        missing = [k for k in layout.keys if k not in s]
+        if missing:
+            raise FedlibError(f"starts[{j}] lacks state entries {missing[:5]}{' ...' if len(missing) > 5 else ''}",
+                              "pass a full model.state_dict() (parameters and buffers)")
+        state = {}
+        for k in layout.keys:
+            v = torch.as_tensor(s[k])
+            if v.shape != ref[k].shape:
+                raise FedlibError(f"starts[{j}][{k!r}] has shape {tuple(v.shape)}, the model expects "
+                                  f"{tuple(ref[k].shape)}", "start states must come from the same architecture")
+            state[k] = v.detach().to(device=device, dtype=ref[k].dtype)
+        out.append(state)
+    return out

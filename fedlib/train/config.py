@@ -1,0 +1,187 @@
+"""What one client's local run is told (:class:`LocalConfig`, :class:`ClientTask`) and what it returns.
+
+Local training in both papers is mini-batch SGD-type optimisation on the client's own samples:
+FedQS §2 (spec ``fedqs.md`` §2: E = 2 epochs, batch 50, drop_last, clip 20, per-client lr and
+heavy-ball momentum from Mod②) and SMoFi (spec ``smofi.md`` §3-4: SGDM/NAG/Adam/AdamW, FedProx's
+μ/2‖W − W^n‖², FedNAR's L2-in-loss with co-clipping). Every knob is a field of
+:class:`LocalConfig`; :meth:`LocalConfig.validate` rejects bad values before any work starts.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import torch
+from torch import Tensor
+
+from fedlib.errors import FedlibError, check, check_choice
+
+OPTIMIZERS = ("sgd", "adam", "adamw")
+
+__all__ = ["OPTIMIZERS", "LocalConfig", "ClientTask", "ClientResult"]
+
+
+def _is_int(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
+def _is_real(v) -> bool:
+    return isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+
+
+@dataclass(frozen=True)
+class LocalConfig:
+    """One client's local-training settings.
+
+    ``optimizer``: ``"sgd"`` (``momentum``/``nesterov``/``weight_decay`` as ``torch.optim.SGD``,
+    dampening 0; NAG is ``sgd`` + ``nesterov=True``), ``"adam"`` or ``"adamw"`` (``betas``,
+    ``eps``, ``weight_decay`` as ``torch.optim.Adam``/``AdamW``; ``momentum`` must stay 0).
+
+    Steps: ``steps`` (if given) overrides ``epochs``; otherwise ``epochs`` passes over the client's
+    samples, each epoch a fresh permutation, ``len // batch_size`` batches per epoch with
+    ``drop_last`` (so a client with fewer than ``batch_size`` samples takes no step — FedQS spec
+    §2) or ``ceil(len / batch_size)`` without (the last batch is smaller). With ``steps``, epochs
+    follow one another until ``steps`` batches were taken.
+
+    Loss: cross-entropy + ``prox_mu``/2 ‖w − w_start‖² (FedProx) + ``l2_in_loss``/2 ‖w‖² (FedNAR:
+    weight decay inside the loss, so it is clipped together with the data gradient) over the
+    trainable parameters. ``clip_norm``: the client's total gradient 2-norm is clipped to this
+    value each step (``torch.nn.utils.clip_grad_norm_``), before the optimizer adds
+    ``weight_decay``.
+    """
+
+    lr: float = 0.01
+    momentum: float = 0.0
+    nesterov: bool = False
+    weight_decay: float = 0.0
+    optimizer: str = "sgd"
+    betas: tuple[float, float] = (0.9, 0.999)
+    eps: float = 1e-8
+    batch_size: int = 50
+    epochs: int | None = 1
+    steps: int | None = None
+    drop_last: bool = True
+    clip_norm: float | None = None
+    prox_mu: float = 0.0
+    l2_in_loss: float = 0.0
+    augment: bool = True
+
+    def validate(self) -> "LocalConfig":
+        """Raise :class:`FedlibError` for any invalid value; return ``self`` when all is well."""
+        check_choice("optimizer", self.optimizer, OPTIMIZERS)
+        check(_is_real(self.lr) and self.lr >= 0, f"learning rate must be a number >= 0, got lr={self.lr!r}",
+              "use e.g. lr=0.01")
+        check(_is_real(self.momentum) and 0 <= self.momentum < 1,
+              f"momentum must be in [0, 1), got momentum={self.momentum!r}", "use e.g. momentum=0.9")
+        check(isinstance(self.nesterov, bool), f"nesterov must be True or False, got {self.nesterov!r}")
+        if self.nesterov:
+            check(self.optimizer == "sgd", f"nesterov=True needs optimizer='sgd', got {self.optimizer!r}",
+                  "NAG is optimizer='sgd', nesterov=True, momentum>0")
+            check(self.momentum > 0, "nesterov=True needs momentum > 0 (torch.optim.SGD rule)",
+                  "set momentum, e.g. momentum=0.9, or nesterov=False")
+        if self.optimizer != "sgd":
+            check(self.momentum == 0, f"momentum={self.momentum} only applies to optimizer='sgd'",
+                  f"for {self.optimizer} set betas=(beta1, beta2) and leave momentum=0")
+        check(_is_real(self.weight_decay) and self.weight_decay >= 0,
+              f"weight_decay must be a number >= 0, got {self.weight_decay!r}")
+        check(isinstance(self.betas, (tuple, list)) and len(self.betas) == 2
+              and all(_is_real(b) and 0 <= b < 1 for b in self.betas),
+              f"betas must be two numbers in [0, 1), got {self.betas!r}", "use e.g. betas=(0.9, 0.999)")
+        check(_is_real(self.eps) and self.eps > 0, f"eps must be a number > 0, got {self.eps!r}")
+        check(_is_int(self.batch_size) and self.batch_size >= 1,
+              f"batch_size must be an integer >= 1, got batch_size={self.batch_size!r}", "use e.g. batch_size=50")
+        check(self.steps is not None or self.epochs is not None,
+              "local training needs epochs or steps, both are None", "set epochs=1 or steps=N")
+        if self.steps is not None:
+            check(_is_int(self.steps) and self.steps >= 0,
+                  f"steps must be an integer >= 0 (or None to use epochs), got steps={self.steps!r}")
+        if self.epochs is not None:
+            check(_is_int(self.epochs) and self.epochs >= 0,
+                  f"epochs must be an integer >= 0 (or None with steps), got epochs={self.epochs!r}")
+        check(isinstance(self.drop_last, bool), f"drop_last must be True or False, got {self.drop_last!r}")
+        if self.clip_norm is not None:
+            check(_is_real(self.clip_norm) and self.clip_norm > 0,
+                  f"clip_norm must be a number > 0 or None, got clip_norm={self.clip_norm!r}",
+                  "use None to disable clipping")
+        check(_is_real(self.prox_mu) and self.prox_mu >= 0, f"prox_mu must be a number >= 0, got {self.prox_mu!r}")
+        check(_is_real(self.l2_in_loss) and self.l2_in_loss >= 0,
+              f"l2_in_loss must be a number >= 0, got {self.l2_in_loss!r}")
+        check(isinstance(self.augment, bool), f"augment must be True or False, got {self.augment!r}")
+        return self
+
+    def num_steps(self, num_samples: int) -> int:
+        """How many optimizer steps a client with ``num_samples`` samples takes."""
+        per_epoch = batches_per_epoch(num_samples, self.batch_size, self.drop_last)
+        if per_epoch == 0:
+            return 0
+        return int(self.steps) if self.steps is not None else int(self.epochs) * per_epoch
+
+
+def batches_per_epoch(n: int, batch_size: int, drop_last: bool) -> int:
+    """Batches in one pass over ``n`` samples."""
+    return n // batch_size if drop_last else -(-n // batch_size)
+
+
+@dataclass
+class ClientTask:
+    """One client's local run: its sample indices (into the dataset's train split), its settings,
+    and which start state it begins from (an index into ``train_clients``' ``starts`` list)."""
+
+    client_id: int
+    indices: Tensor
+    config: LocalConfig = LocalConfig()
+    start: int = 0
+
+
+@dataclass
+class ClientResult:
+    """One client's outcome.
+
+    ``state``: every ``state_dict`` entry (parameters and buffers, BN running statistics and
+    ``num_batches_tracked`` included) after training. ``delta``: ``state − start`` for every entry
+    (integer buffers as an integer difference). ``loss``: mean training cross-entropy over the
+    client's steps (the data loss only, without the proximal/L2 terms; NaN with 0 steps).
+    ``steps``: optimizer steps taken. ``num_samples``: ``len(indices)``. ``opt_state``: the final
+    optimizer state ``{kind: {param_name: tensor}}`` (SGD: ``momentum_buffer``, only when
+    momentum > 0; Adam/AdamW: ``exp_avg``, ``exp_avg_sq`` and ``step`` (an int)), ``None`` when the
+    client took no step or keeps no state.
+    """
+
+    client_id: int
+    state: dict[str, Tensor]
+    delta: dict[str, Tensor]
+    loss: float
+    steps: int
+    num_samples: int
+    opt_state: dict | None = None
+
+
+def validate_tasks(tasks, num_train: int, num_starts: int) -> None:
+    """Reject an empty task list, bad configs, bad indices and start indices out of range."""
+    check(isinstance(tasks, (list, tuple)) and len(tasks) > 0, "train_clients needs at least one ClientTask",
+          "pass a non-empty list of ClientTask")
+    for pos, t in enumerate(tasks):
+        check(isinstance(t, ClientTask), f"task {pos} is a {type(t).__name__}, not a ClientTask")
+        check(_is_int(t.client_id), f"task {pos}: client_id must be an int, got {t.client_id!r}")
+        check(isinstance(t.config, LocalConfig),
+              f"client {t.client_id}: config must be a LocalConfig, got {type(t.config).__name__}")
+        try:
+            t.config.validate()
+        except FedlibError as err:
+            raise FedlibError(f"client {t.client_id}: {err.problem}", err.fix) from None
+        idx = t.indices
+        check(isinstance(idx, Tensor) and idx.dim() == 1 and not idx.is_floating_point()
+              and idx.dtype != torch.bool,
+              f"client {t.client_id}: indices must be a 1-D integer tensor, got "
+              f"{type(idx).__name__}{tuple(idx.shape) if isinstance(idx, Tensor) else ''}"
+              f"{' ' + str(idx.dtype) if isinstance(idx, Tensor) else ''}",
+              "pass torch.as_tensor(indices, dtype=torch.long)")
+        if idx.numel():
+            lo, hi = int(idx.min()), int(idx.max())
+            check(lo >= 0 and hi < num_train,
+                  f"client {t.client_id}: sample indices out of range [{lo}, {hi}] for a train split "
+                  f"of {num_train} samples", "indices must lie in [0, dataset.num_train)")
+        check(_is_int(t.start) and 0 <= t.start < num_starts,
+              f"client {t.client_id}: start={t.start!r} is out of range for {num_starts} start state(s)",
+              f"use 0 <= start < {num_starts}")

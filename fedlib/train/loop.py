@@ -1,0 +1,95 @@
+"""The reference backend: one plain module and one ``torch.optim`` optimizer per client.
+
+Obviously correct by construction — every client is an ordinary PyTorch training loop
+(forward, cross-entropy (+ proximal / L2 terms), ``backward``, ``clip_grad_norm_``,
+``optimizer.step()``) — and run in lock-step: at step τ every client with τ < its steps takes
+one step, then the hook sees every client's optimizer state. The stacked backend is tested equal
+to this one.
+"""
+
+from __future__ import annotations
+
+import copy
+
+import torch
+from torch import nn
+
+from fedlib.train.buffers import KINDS, LoopBuffers
+from fedlib.train.common import StateLayout, cross_entropy, regularised_loss
+from fedlib.train.config import ClientResult, LocalConfig
+from fedlib.train.stream import ClientStream, dropout_specs, has_dropout, use_masks
+
+__all__ = ["train_loop", "make_optimizer"]
+
+
+def make_optimizer(params, cfg: LocalConfig) -> torch.optim.Optimizer:
+    """The ``torch.optim`` optimizer a :class:`LocalConfig` describes."""
+    if cfg.optimizer == "sgd":
+        return torch.optim.SGD(params, lr=cfg.lr, momentum=cfg.momentum, nesterov=cfg.nesterov,
+                               weight_decay=cfg.weight_decay)
+    cls = torch.optim.Adam if cfg.optimizer == "adam" else torch.optim.AdamW
+    return cls(params, lr=cfg.lr, betas=tuple(cfg.betas), eps=cfg.eps, weight_decay=cfg.weight_decay)
+
+
+def train_loop(template: nn.Module, starts: list[dict], dataset, tasks, streams: list[ClientStream],
+               layout: StateLayout, device: torch.device, hook=None) -> list[ClientResult]:
+    C = len(tasks)
+    template.train()
+    drop = has_dropout(template)
+    spec_cache: dict = {}
+    models, opts, named, start_params, loss_sum = [], [], [], [], []
+    for t in tasks:
+        m = copy.deepcopy(template)
+        m.load_state_dict(starts[t.start])
+        m.train()
+        params = {n: p for n, p in m.named_parameters() if p.requires_grad}
+        models.append(m)
+        named.append(params)
+        opts.append(make_optimizer([params[n] for n in layout.params], t.config))
+        start_params.append([starts[t.start][n] for n in layout.params] if t.config.prox_mu else None)
+        loss_sum.append(torch.zeros((), dtype=torch.float64, device=device))
+    kinds = KINDS[tasks[0].config.optimizer]
+    max_steps = max(s.steps for s in streams)
+    for tau in range(max_steps):
+        active = torch.tensor([s.active for s in streams], dtype=torch.bool)
+        for c in range(C):
+            if not active[c]:
+                continue
+            cfg, stream, m, opt = tasks[c].config, streams[c], models[c], opts[c]
+            x, y = stream.next_batch(dataset, device)
+            masks = stream.masks(dropout_specs(template, x, spec_cache), device) if drop else []
+            with use_masks(masks):
+                out = m(x)
+            ce = cross_entropy(out, y)
+            plist = [named[c][n] for n in layout.params]
+            loss = regularised_loss(ce, plist, start_params[c], cfg.prox_mu or None, cfg.l2_in_loss or None)
+            opt.zero_grad(set_to_none=True)
+            loss.backward()
+            if cfg.clip_norm is not None:
+                torch.nn.utils.clip_grad_norm_(plist, cfg.clip_norm)
+            opt.step()
+            loss_sum[c] += ce.detach()
+        if hook is not None:
+            hook(tau, active, LoopBuffers(opts, named, layout.params, kinds, active))
+    results = []
+    for c, t in enumerate(tasks):
+        state = {k: v.detach().clone() for k, v in models[c].state_dict().items()}
+        start = starts[t.start]
+        delta = {k: state[k] - start[k] for k in layout.keys}
+        steps = streams[c].steps
+        loss = float(loss_sum[c]) / steps if steps else float("nan")
+        results.append(ClientResult(t.client_id, state, delta, loss, steps, streams[c].n,
+                                    _opt_state(opts[c], named[c], layout.params) if steps else None))
+    return results
+
+
+def _opt_state(opt: torch.optim.Optimizer, params: dict, names) -> dict | None:
+    out: dict = {}
+    for n in names:
+        st = opt.state.get(params[n], {})
+        for kind, v in st.items():
+            if kind == "step":
+                out["step"] = int(v)
+            elif isinstance(v, torch.Tensor):
+                out.setdefault(kind, {})[n] = v.detach().clone()
+    return out or None

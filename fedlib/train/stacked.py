@@ -1,0 +1,205 @@
+"""The batched backend: a whole group of clients trained at once with ``torch.func``.
+
+Every client's parameters, buffers (BatchNorm running statistics included) and optimizer state are
+stacked along a leading client dimension. One lock-step τ:
+
+1. every active client draws its batch (and dropout masks) from its own stream (stream.py);
+2. clients whose batches have the same shape are trained together: a ``torch.func.vmap`` of
+   ``functional_call`` computes every client's loss on its own batch with its own weights (BN
+   normalises with each client's own batch statistics and updates each client's own running
+   buffers), and one ``torch.autograd.grad`` of the summed losses gives every client its own
+   gradient (the clients' losses share no parameter, so ∂(Σ_c L_c)/∂w_c = ∂L_c/∂w_c);
+3. the per-client clip and the ``torch.optim`` update (optim.py) run on the stacked tensors with
+   per-client hyper-parameters as ``[C]`` tensors broadcast over the client dimension.
+
+Unequal client sizes: a client that has finished (τ ≥ its steps) simply does not take part —
+the active rows are gathered (``index_select``), trained and scattered back (``index_copy_``), so
+a finished client's parameters, buffers and optimizer state never change. (This replaces the
+"pad + ``where(mask, new, old)`` on every piece of state" of the guide: same guarantee, no wasted
+compute on finished clients, and it also covers different batch sizes within a group, e.g. the
+short last batch of ``drop_last=False``.) When every client is active and batches agree, the full
+stack is used without any copy.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+
+import torch
+from torch import Tensor, nn
+from torch.func import functional_call, vmap
+
+from fedlib.train.buffers import StackedBuffers
+from fedlib.train.common import StateLayout, cross_entropy, regularised_loss
+from fedlib.train.config import ClientResult
+from fedlib.train.optim import Hyper, adam_step, clip_by_total_norm, sgd_step
+from fedlib.train.stream import ClientStream, dropout_specs, has_dropout, use_masks
+
+__all__ = ["train_stacked"]
+
+
+def _stack(tensors: list[Tensor]) -> Tensor:
+    return torch.stack(tensors).contiguous()
+
+
+def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, streams: list[ClientStream],
+                  layout: StateLayout, device: torch.device, hook=None) -> list[ClientResult]:
+    C = len(tasks)
+    template.train()
+    configs = [t.config for t in tasks]
+    optimizer = configs[0].optimizer
+    pnames, onames = layout.params, layout.others
+    same_start = len({t.start for t in tasks}) == 1
+
+    P = {k: _stack([starts[t.start][k] for t in tasks]) for k in pnames}
+    B = {k: _stack([starts[t.start][k] for t in tasks]) for k in onames}
+    dtype = P[pnames[0]].dtype if pnames else torch.get_default_dtype()
+    h_all = Hyper.of(configs, dtype, device)
+    if h_all.any_prox:  # start weights for the proximal term
+        P0 = ({k: starts[tasks[0].start][k].unsqueeze(0).expand(C, *starts[tasks[0].start][k].shape)
+               for k in pnames} if same_start else {k: _stack([starts[t.start][k] for t in tasks]) for k in pnames})
+    else:
+        P0 = None
+
+    if optimizer == "sgd":  # buffers only where torch.optim would keep them (or a hook may look)
+        use_buf = h_all.any_momentum or hook is not None
+        opt = {"momentum_buffer": {k: torch.zeros_like(v) for k, v in P.items()}} if use_buf else {}
+    else:
+        opt = {"exp_avg": {k: torch.zeros_like(v) for k, v in P.items()},
+               "exp_avg_sq": {k: torch.zeros_like(v) for k, v in P.items()}}
+    step_count = torch.zeros(C, dtype=torch.float64, device=device)
+    stepped = torch.zeros(C, dtype=torch.bool, device=device)
+    mom_pos = h_all.momentum > 0
+    loss_sum = torch.zeros(C, dtype=torch.float64, device=device)
+
+    drop = has_dropout(template)
+    spec_cache: dict = {}
+    vloss = _client_losses(template, pnames, onames, h_all.any_prox, h_all.any_l2)
+
+    max_steps = max(s.steps for s in streams)
+    for tau in range(max_steps):
+        active = [c for c in range(C) if streams[c].active]
+        groups: dict = defaultdict(list)
+        batch = {}
+        for c in active:
+            x, y = streams[c].next_batch(dataset, device)
+            masks = streams[c].masks(dropout_specs(template, x, spec_cache), device) if drop else []
+            batch[c] = (x, y, masks)
+            groups[(tuple(x.shape), x.dtype, tuple(y.shape), tuple(tuple(m.shape) for m in masks))].append(c)
+        for members in groups.values():
+            full = len(members) == C
+            idx = None if full else torch.tensor(members, device=device)
+
+            def sel(t: Tensor) -> Tensor:
+                return t if idx is None else t.index_select(0, idx)
+
+            h = h_all.take(idx)
+            p = {k: sel(v) for k, v in P.items()}
+            b = {k: sel(v) for k, v in B.items()}  # BN updates these in place (gathered: copies)
+            X = _stack([batch[c][0] for c in members])
+            Y = _stack([batch[c][1] for c in members])
+            M = [_stack([batch[c][2][j] for c in members]) for j in range(len(batch[members[0]][2]))]
+            leaves = {k: v.detach().requires_grad_(True) for k, v in p.items()}
+            args = [leaves, b, X, Y, M]
+            if h.any_prox:
+                args += [{k: sel(v) for k, v in P0.items()}, h.prox_mu]
+            if h.any_l2:
+                args.append(h.l2)
+            losses, ce = vloss(*args)
+            grads = torch.autograd.grad(losses.sum(), [leaves[k] for k in pnames])
+            with torch.no_grad():
+                if h.any_clip:
+                    grads = clip_by_total_norm(list(grads), h.clip)
+                new_p, new_opt = {}, {kind: {} for kind in opt}
+                if optimizer == "sgd":
+                    for k, g in zip(pnames, grads):
+                        buf = sel(opt["momentum_buffer"][k]) if opt else None
+                        new_p[k], buf = sgd_step(p[k], g, buf, h)
+                        if opt:
+                            new_opt["momentum_buffer"][k] = buf
+                else:
+                    step = sel(step_count) + 1
+                    for k, g in zip(pnames, grads):
+                        new_p[k], m, v = adam_step(p[k], g, sel(opt["exp_avg"][k]), sel(opt["exp_avg_sq"][k]),
+                                                   step, h, optimizer == "adamw")
+                        new_opt["exp_avg"][k], new_opt["exp_avg_sq"][k] = m, v
+                if full:
+                    P = new_p
+                    B = b
+                    for kind in opt:
+                        opt[kind] = new_opt[kind]
+                    step_count = step_count + 1
+                    loss_sum = loss_sum + ce.detach().to(torch.float64)
+                else:
+                    # out of place: tensors a hook was handed earlier never change under it
+                    for k in pnames:
+                        P[k] = P[k].index_copy(0, idx, new_p[k])
+                    for k in onames:
+                        B[k] = B[k].index_copy(0, idx, b[k])
+                    for kind in opt:
+                        for k in pnames:
+                            opt[kind][k] = opt[kind][k].index_copy(0, idx, new_opt[kind][k])
+                    step_count = step_count.index_add(0, idx, torch.ones(len(members), dtype=torch.float64,
+                                                                         device=device))
+                    loss_sum = loss_sum.index_add(0, idx, ce.detach().to(torch.float64))
+        act = torch.zeros(C, dtype=torch.bool)
+        act[active] = True
+        stepped |= act.to(device)
+        if hook is not None:
+            valid = {kind: (stepped & mom_pos if kind == "momentum_buffer" else stepped) for kind in opt}
+            bufs = StackedBuffers(opt, pnames, valid, act)
+            hook(tau, act, bufs)
+            opt = bufs.state  # set() replaces tensors, never mutates them
+
+    return _results(tasks, streams, starts, layout, P, B, opt, step_count, mom_pos, loss_sum, same_start)
+
+
+def _client_losses(template: nn.Module, pnames, onames, prox: bool, l2: bool):
+    """``vmap`` over clients of (regularised loss, cross-entropy) for one batch each."""
+
+    def one(params, buffers, x, y, masks, *extra):
+        with use_masks(masks):
+            out = functional_call(template, (params, buffers), (x,))
+        ce = cross_entropy(out, y)
+        plist = [params[k] for k in pnames]
+        i = 0
+        mu = p0 = lam = None
+        if prox:
+            p0 = [extra[0][k] for k in pnames]
+            mu = extra[1]
+            i = 2
+        if l2:
+            lam = extra[i]
+        return regularised_loss(ce, plist, p0, mu, lam), ce
+
+    return vmap(one, randomness="error")
+
+
+def _results(tasks, streams, starts, layout, P, B, opt, step_count, mom_pos, loss_sum, same_start):
+    results = []
+    mom_pos = mom_pos.tolist()
+    losses = loss_sum.tolist()
+    stacked = {**P, **B}
+    if same_start:
+        s0 = starts[tasks[0].start]
+        deltas = {k: stacked[k] - s0[k].unsqueeze(0) for k in layout.keys}
+    for c, t in enumerate(tasks):
+        state = {k: stacked[k][c] for k in layout.keys}
+        if same_start:
+            delta = {k: deltas[k][c] for k in layout.keys}
+        else:
+            delta = {k: state[k] - starts[t.start][k] for k in layout.keys}
+        steps = streams[c].steps
+        opt_state = None
+        if steps:
+            opt_state = {}
+            for kind, per in opt.items():
+                if kind == "momentum_buffer" and not mom_pos[c]:
+                    continue
+                opt_state[kind] = {k: v[c] for k, v in per.items()}
+            if "exp_avg" in opt:
+                opt_state["step"] = int(step_count[c])
+            opt_state = opt_state or None
+        loss = losses[c] / steps if steps else float("nan")
+        results.append(ClientResult(t.client_id, state, delta, loss, steps, streams[c].n, opt_state))
+    return results

@@ -1,0 +1,187 @@
+"""A client's random stream: batch order, augmentation and dropout, the same in every backend.
+
+Each client owns one ``torch.Generator`` seeded from ``(seed, "local-train", client_id, round)``
+(:func:`fedlib.utils.generator`). It is consumed in a fixed order per step — at the start of an
+epoch the permutation of the client's indices, then whatever ``dataset.batch`` draws for the
+augmentation, then the dropout masks — so a client's batches, crops, flips and dropped units
+depend only on (seed, client, round, its config), never on the backend or on its group mates.
+
+Dropout (engine decision, documented in ``fedlib/train/__init__.py``): ``torch.func.vmap`` cannot
+draw per-client random numbers from per-client generators, so the engine trains a private copy of
+the model in which every ``nn.Dropout`` is replaced by :class:`MaskDropout`. Its masks are drawn
+here, from the client's generator, and handed to the forward pass through :func:`use_masks` (in
+the stacked backend as one more vmapped input). Inverted dropout as ``nn.Dropout``: kept units
+are scaled by 1/(1 − p). Outside the engine (``eval()`` or no masks supplied) it is the identity
+in eval mode and raises in train mode rather than silently using the global RNG.
+"""
+
+from __future__ import annotations
+
+import copy
+import threading
+import weakref
+from contextlib import contextmanager
+
+import torch
+from torch import Tensor, nn
+
+from fedlib.errors import FedlibError
+from fedlib.train.config import ClientTask, batches_per_epoch
+from fedlib.utils import generator
+
+__all__ = ["ClientStream", "MaskDropout", "prepare_template", "dropout_specs", "use_masks"]
+
+
+# ----------------------------------------------------------------------------------- dropout
+class _MaskContext(threading.local):
+    def __init__(self):
+        self.masks = None  # list of tensors, consumed in call order
+        self.pos = 0
+        self.specs = None  # list of (p, shape, dtype) when probing
+
+
+_CTX = _MaskContext()
+
+
+class MaskDropout(nn.Module):
+    """``nn.Dropout`` whose masks come from the engine (see the module docstring)."""
+
+    def __init__(self, p: float):
+        super().__init__()
+        self.p = float(p)
+
+    def forward(self, x: Tensor) -> Tensor:
+        if not self.training or self.p == 0.0:
+            return x
+        if _CTX.specs is not None:  # probing shapes
+            _CTX.specs.append((self.p, tuple(x.shape), x.dtype))
+            return x
+        if _CTX.masks is None:
+            raise RuntimeError("MaskDropout in train mode needs masks from the training engine")
+        m = _CTX.masks[_CTX.pos]
+        _CTX.pos += 1
+        return x * m
+
+    def extra_repr(self) -> str:
+        return f"p={self.p}"
+
+
+@contextmanager
+def use_masks(masks):
+    """Let the :class:`MaskDropout` modules of one forward pass consume ``masks`` in call order."""
+    old = (_CTX.masks, _CTX.pos)
+    _CTX.masks, _CTX.pos = list(masks), 0
+    try:
+        yield
+    finally:
+        _CTX.masks, _CTX.pos = old
+
+
+_UNSUPPORTED_DROPOUT = (nn.Dropout1d, nn.Dropout2d, nn.Dropout3d, nn.AlphaDropout, nn.FeatureAlphaDropout)
+_TEMPLATES: "weakref.WeakKeyDictionary[nn.Module, dict]" = weakref.WeakKeyDictionary()
+
+
+def prepare_template(model: nn.Module, device: torch.device) -> nn.Module:
+    """A private copy of ``model`` on ``device`` with ``nn.Dropout`` → :class:`MaskDropout` (cached)."""
+    per_model = _TEMPLATES.setdefault(model, {})
+    key = str(device)
+    if key in per_model:
+        return per_model[key]
+    for name, mod in model.named_modules():
+        if isinstance(mod, _UNSUPPORTED_DROPOUT) and mod.p > 0:
+            raise FedlibError(f"module {name!r} is a {type(mod).__name__}, which the engine cannot seed per client",
+                              "use nn.Dropout (elementwise), or p=0")
+        if isinstance(mod, (nn.RNNBase,)) and getattr(mod, "dropout", 0) > 0:
+            raise FedlibError(f"module {name!r} ({type(mod).__name__}) has internal dropout the engine cannot seed",
+                              "use dropout=0 or fedlib's matmul LSTM")
+    tmpl = copy.deepcopy(model).to(device)
+    _replace_dropout(tmpl)
+    per_model[key] = tmpl
+    return tmpl
+
+
+def _replace_dropout(module: nn.Module) -> None:
+    for name, child in module.named_children():
+        if type(child) is nn.Dropout:
+            setattr(module, name, MaskDropout(child.p))
+        else:
+            _replace_dropout(child)
+
+
+def has_dropout(template: nn.Module) -> bool:
+    return any(isinstance(m, MaskDropout) and m.p > 0 for m in template.modules())
+
+
+@torch.no_grad()
+def dropout_specs(template: nn.Module, x: Tensor, cache: dict) -> list[tuple]:
+    """``(p, shape, dtype)`` of every dropout call in one forward pass of ``x`` (one client's batch).
+
+    Found by a forward pass with everything in eval mode except the dropout modules (so BN running
+    statistics are untouched); cached per input shape/dtype in ``cache``.
+    """
+    key = (tuple(x.shape), x.dtype)
+    if key in cache:
+        return cache[key]
+    was_training = template.training
+    template.eval()
+    drops = [m for m in template.modules() if isinstance(m, MaskDropout)]
+    for m in drops:
+        m.train()
+    _CTX.specs = []
+    try:
+        template(x)
+        specs = _CTX.specs
+    finally:
+        _CTX.specs = None
+        template.train(was_training)
+    cache[key] = specs
+    return specs
+
+
+# ----------------------------------------------------------------------------------- stream
+class ClientStream:
+    """Step schedule and random draws of one client's local run (shared by every backend)."""
+
+    def __init__(self, task: ClientTask, seed: int, round: int, data_device: torch.device,
+                 float_dtype: torch.dtype | None = None):
+        cfg = task.config
+        self.float_dtype = float_dtype
+        self.task = task
+        self.config = cfg
+        self.data_device = data_device
+        self.indices = task.indices.to(device=data_device, dtype=torch.long)
+        self.n = int(self.indices.numel())
+        self.per_epoch = batches_per_epoch(self.n, cfg.batch_size, cfg.drop_last)
+        self.steps = cfg.num_steps(self.n)
+        self.gen = generator(seed, "local-train", int(task.client_id), int(round), device=data_device)
+        self.taken = 0
+        self._perm: Tensor | None = None
+
+    @property
+    def active(self) -> bool:
+        return self.taken < self.steps
+
+    def next_indices(self) -> Tensor:
+        b = self.taken % self.per_epoch
+        if b == 0:
+            order = torch.randperm(self.n, generator=self.gen, device=self.data_device)
+            self._perm = self.indices[order]
+        bs = self.config.batch_size
+        self.taken += 1
+        return self._perm[b * bs:(b + 1) * bs]
+
+    def next_batch(self, dataset, device: torch.device) -> tuple[Tensor, Tensor]:
+        """The next training batch ``(x, y)`` on ``device`` (advances the step counter); floating
+        inputs are cast to the model's floating dtype."""
+        idx = self.next_indices()
+        x, y = dataset.batch(idx, train=True, generator=self.gen, augment=self.config.augment)
+        dt = self.float_dtype if (self.float_dtype is not None and x.is_floating_point()) else None
+        return x.to(device, dtype=dt, non_blocking=True), y.to(device, non_blocking=True)
+
+    def masks(self, specs, device: torch.device) -> list[Tensor]:
+        """Dropout multipliers (0 or 1/(1 − p)) for one forward pass, drawn from this client's stream."""
+        out = []
+        for p, shape, dtype in specs:
+            keep = torch.empty(shape, dtype=dtype, device=self.data_device).bernoulli_(1.0 - p, generator=self.gen)
+            out.append(keep.mul_(1.0 / (1.0 - p)).to(device, non_blocking=True))
+        return out
