@@ -438,3 +438,61 @@ def test_state_dict_roundtrip(tmp_path):
         a, b = st.start(c, ctx), other.start(c, ctx)
         assert a[1] == b[1] and (a[0].lr, a[0].momentum) == (b[0].lr, b[0].momentum)
     assert repr(st.client_rows()) == repr(other.client_rows())  # NaN-safe comparison
+
+
+# ============================================================================ end to end (real Adult)
+@pytest.fixture(scope="module")
+def adult_setup(data_root, tmp_path_factory):
+    from fedlib.data import load_dataset, make_partition, validation_split
+
+    ds = load_dataset("adult", root=data_root, cache_dir=tmp_path_factory.mktemp("cache"))
+    parts = [p[:200] for p in make_partition("sex", ds, n_clients=10, seed=0)]
+    train, val = validation_split(parts, ds.train_y, "holdout", 0.2, seed=0)
+    return ds, train, val
+
+
+def _adult_sim(adult_setup, strategy, rounds=5):
+    from fedlib.models import build_model
+    from fedlib.safl.delays import make_delays
+    from fedlib.safl.simulator import SAFLSimulator
+    from fedlib.train import LocalConfig
+
+    ds, train, val = adult_setup
+    model = build_model("fcn", ds.num_classes, seed=0, in_features=ds.input_shape[0])
+    local = LocalConfig(lr=0.1, epochs=2, batch_size=50, clip_norm=20.0)
+    return SAFLSimulator(model, ds, train, strategy, k=3, delays=make_delays("uniform", 10, 5, 0), local=local,
+                         rounds=rounds, seed=0, val_parts=val, test_indices=torch.arange(500))
+
+
+@pytest.mark.parametrize("cls", [FedQSAvg, FedQSSGD])
+def test_end_to_end_adult_records_types(adult_setup, cls):
+    sim = _adult_sim(adult_setup, cls())
+    rows = []
+    for _ in range(5):
+        hist = sim.run_round()
+        assert math.isfinite(hist["accuracy"])
+        rows += sim.client_rows()
+    assert rows[0]["type"] == "warmup" and rows[0]["round"] == 0
+    types = {r["type"] for r in rows}
+    assert types <= {"FSBC", "FWBC", "SWBC", "SSBC", "warmup"} and len(types - {"warmup"}) >= 2, types
+    assert all(0.001 <= r["lr"] <= 0.2 and 0.0 <= r["momentum"] <= 0.5 for r in rows)
+    assert all(r["feedback"] == (r["type"] == "FSBC" or r["situation"] == 2) for r in rows)
+    assert all((r["situation"] is not None) == (r["type"] == "SSBC") for r in rows)
+
+
+def test_end_to_end_resume_is_bit_identical(adult_setup, tmp_path):
+    opts = FedQSOptions(variant="sgd", mod1_vector="prev_global", similarity="angle", feedback_reset="global",
+                        validation="per_class")  # the official code's choices also run end to end
+    a = _adult_sim(adult_setup, FedQS(opts))
+    for _ in range(3):
+        a.run_round()
+    a.client_rows()
+    atomic_torch_save(a.state_dict(), tmp_path / "ck.pt")
+    b = _adult_sim(adult_setup, FedQS(opts))
+    b.load_state_dict(safe_torch_load(tmp_path / "ck.pt"))
+    for _ in range(2):
+        ra, rb = a.run_round(), b.run_round()
+        assert ra["accuracy"] == rb["accuracy"]
+        assert repr(a.client_rows()) == repr(b.client_rows())
+    for key, v in a.global_state.items():
+        assert torch.equal(v, b.global_state[key]), key
