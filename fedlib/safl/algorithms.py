@@ -1,0 +1,150 @@
+"""Registers every SAFL algorithm with the experiment registry (``paradigm="safl"``).
+
+``fedlib.experiments.registry`` imports this module lazily. Each algorithm is one
+:class:`~fedlib.safl.strategy.Strategy` class; its trainer factory builds, from a validated
+:class:`~fedlib.experiments.config.RunConfig`:
+
+* the dataset (``cfg.data``; ``FEDLIB_DATA``/``FEDLIB_CACHE``), moved to ``cfg.device``;
+  ``data.normalize`` sets the input normalisation of image and tabular data;
+* the partition over ``safl.clients`` clients (seeded by ``cfg.seed``; Shakespeare ``role``:
+  one client per sampled role, ``data.roles`` must be unset or equal ``safl.clients``), each
+  client's samples optionally subsampled to a ``data.max_train`` share of the train set, then
+  the per-client validation split (``data.validation``: none | holdout | per_class, removed from
+  training — every algorithm of a task sees the same training samples);
+* the test set: all test samples (Shakespeare: those of the sampled roles — no test text of
+  unsampled roles, no train/test overlap), optionally a random ``data.max_test`` of them;
+* the model (``fedlib.models.build_model``, initial weights from (seed, "safl-model"));
+* the delays (``fedlib.safl.delays.make_delays(safl.delays, N, safl.ratio, seed)``), the
+  strategy (``cfg.options``) and the :class:`~fedlib.safl.simulator.SAFLSimulator`.
+
+FedQS itself (``fedqs-avg``, ``fedqs-sgd``) lives in :mod:`fedlib.safl.fedqs`; it is imported
+here lazily, so a missing or broken FedQS module does not hide the baselines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import warnings
+
+import torch
+
+from fedlib.errors import FedlibError, check
+from fedlib.experiments.registry import register_algorithm
+from fedlib.safl.baselines import BASELINES
+from fedlib.safl.delays import make_delays
+from fedlib.safl.simulator import SAFLSimulator
+from fedlib.safl.strategy import NoOptions, Strategy, make_options
+from fedlib.utils import derive_seed, generator, resolve_device
+
+__all__ = ["build_simulator", "prepare_task", "strategy_factory"]
+
+
+def prepare_task(cfg):
+    """(dataset, train_parts, val_parts, test_indices, model) for ``cfg`` (see module docstring)."""
+    from fedlib.data import by_role_test, load_dataset, make_partition, validation_split
+    from fedlib.models import build_model, model_kwargs
+
+    d, n, seed = cfg.data, int(cfg.safl.clients), int(cfg.seed)
+    ds = load_dataset(d.dataset)
+    if ds.kind in ("image", "tabular"):
+        ds.normalize = d.normalize
+    opts = {}
+    if d.partition == "dirichlet":
+        opts["alpha"] = float(d.alpha)
+    elif d.partition == "shards":
+        opts["shards_per_client"] = int(d.shards_per_client)
+    elif d.partition == "role":
+        check(d.roles is None or int(d.roles) == n,
+              f"data.roles={d.roles} but safl.clients={n}: each sampled role is one client",
+              "set data.roles equal to safl.clients (or leave it null)")
+    parts = make_partition(d.partition, ds, n, seed, **opts)
+    check(len(parts) == n, f"partition {d.partition!r} produced {len(parts)} clients, expected {n}")
+    if d.max_train is not None and d.max_train < ds.num_train:
+        keep = torch.zeros(ds.num_train, dtype=torch.bool)
+        keep[torch.randperm(ds.num_train, generator=generator(seed, "safl-max-train"))[: int(d.max_train)]] = True
+        parts = [p[keep[p]] for p in parts]
+    val_parts = None
+    if d.validation != "none":
+        parts, val_parts = validation_split(parts, ds.train_y, mode=d.validation, frac=float(d.val_frac),
+                                            seed=seed)
+    test = None
+    if d.partition == "role":
+        test = torch.cat(by_role_test(ds.meta["test_role"], n, seed, ds.meta["train_role"]))
+    if d.max_test is not None:
+        pool = torch.arange(ds.num_test) if test is None else test
+        if d.max_test < len(pool):
+            pick = torch.randperm(len(pool), generator=generator(seed, "safl-max-test"))[: int(d.max_test)]
+            test = pool[pick.sort().values]
+    kw = {}
+    accepted = model_kwargs(cfg.model.name)
+    if "in_features" in accepted and ds.kind == "tabular":
+        kw["in_features"] = int(ds.input_shape[0])
+    if "in_channels" in accepted and ds.kind == "image":
+        kw["in_channels"] = int(ds.input_shape[0])
+    model = build_model(cfg.model.name, int(ds.num_classes), seed=derive_seed(seed, "safl-model"), **kw)
+    return ds, parts, val_parts, test, model
+
+
+def build_simulator(cfg, strategy: Strategy) -> SAFLSimulator:
+    """The simulator for ``cfg`` with ``strategy`` (everything validated before training)."""
+    s = cfg.safl
+    check(int(s.k) <= int(s.clients), f"safl.k={s.k} updates per round exceeds safl.clients={s.clients}",
+          "lower safl.k or raise safl.clients")
+    delays = make_delays(s.delays, int(s.clients), int(s.ratio), int(cfg.seed))
+    ds, parts, val_parts, test, model = prepare_task(cfg)
+    device = resolve_device(cfg.device)
+    if device.type != "cpu":
+        ds = ds.to(device)
+    return SAFLSimulator(model, ds, parts, strategy, k=int(s.k), delays=delays, local=cfg.local,
+                         rounds=int(cfg.rounds), seed=int(cfg.seed), upload=s.upload, scenario=s.scenario,
+                         mode=s.mode, val_parts=val_parts, test_indices=test, device=device,
+                         backend=cfg.backend, eval_every=int(cfg.eval_every))
+
+
+def strategy_factory(cls: type[Strategy]):
+    """The registry's trainer factory for strategy class ``cls``: ``cfg -> SAFLSimulator``."""
+
+    def make(cfg) -> SAFLSimulator:
+        opts_cls = getattr(cls, "Options", NoOptions)
+        options = make_options(opts_cls, dict(cfg.options or {}), cls.name)
+        return build_simulator(cfg, cls(options))
+
+    make.__name__ = f"make_{cls.__name__}"
+    make.__doc__ = f"Build the SAFL simulator running {cls.__name__} ({cls.name})."
+    return make
+
+
+def _options_of(cls) -> type | None:
+    opts = getattr(cls, "Options", None)
+    if opts is None or not dataclasses.is_dataclass(opts) or not dataclasses.fields(opts):
+        return None
+    return opts
+
+
+def _summary(cls) -> str:
+    doc = (cls.__doc__ or "").strip().split("\n\n")[0]
+    return " ".join(doc.split())[:160]
+
+
+for _name, _cls in BASELINES.items():
+    register_algorithm("safl", _name, strategy_factory(_cls), options=_options_of(_cls),
+                       description=f"[{_cls.aggregation}] {_summary(_cls)}")
+
+
+def _register_fedqs() -> None:
+    try:
+        from fedlib.safl import fedqs  # noqa: PLC0415
+    except ImportError as err:  # the FedQS module is written separately; baselines stay usable
+        if getattr(err, "name", None) not in (None, "fedlib.safl.fedqs"):
+            warnings.warn(f"fedlib.safl.fedqs could not be imported: {err!r}", stacklevel=2)
+        return
+    strategies = getattr(fedqs, "STRATEGIES", None)
+    if strategies is None:
+        strategies = {c.name: c for c in (getattr(fedqs, "FedQSAvg", None), getattr(fedqs, "FedQSSGD", None))
+                      if c is not None}
+    for name, cls in strategies.items():
+        register_algorithm("safl", name, strategy_factory(cls), options=_options_of(cls),
+                           description=f"[{cls.aggregation}] {_summary(cls)}")
+
+
+_register_fedqs()

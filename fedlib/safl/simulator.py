@@ -1,0 +1,426 @@
+"""`SAFLSimulator`: the semi-asynchronous clock of :mod:`fedlib.safl.schedule` with real training.
+
+One simulator runs every SAFL algorithm; the algorithm is a :class:`~fedlib.safl.strategy.Strategy`.
+It implements the Trainer protocol of docs/CONTRACTS.md (``run_round``, ``state_dict``,
+``load_state_dict``, ``client_rows``, ``summary``).
+
+Semi-asynchronous mode (spec fedqs.md §1), per tick t:
+
+1. every client that starts at t gets its LocalConfig from ``strategy.start(client, ctx)``; all
+   of them are trained together, in one ``fedlib.train.train_clients`` call, from the newest
+   global model (they all read the same version). Each client's random stream is keyed on
+   (run seed, client id, start tick), so a result never depends on its group mates;
+2. uploads due at t enter the FIFO buffer (``strategy.on_upload``);
+3. if ``strategy.ready(buffer)`` (default: >= K buffered), ``strategy.select`` picks the round's
+   updates (default: the oldest K), their staleness is set (round − version), and
+   ``strategy.aggregate`` returns the new global model — at most one aggregation per tick. Under
+   ``upload="overwrite"`` an entry's content is the client's latest training (see
+   :mod:`fedlib.safl.schedule`).
+
+``run_round`` advances ticks until one aggregation happened, then evaluates the global model on
+the test set (every ``eval_every`` rounds and at the last round).
+
+Training happens at the start tick, so an in-flight client holds its finished result, not a
+reference to a global version. The simulator keeps exactly the global versions a strategy may ask
+for through ``ctx.global_history(n)`` — the newest ``max(strategy.history, 1)`` — and drops the
+others (``kept_versions()``; tested). Finished results are dropped as soon as nothing refers to
+them (not in flight, not buffered, not the content of a buffered entry).
+
+Synchronous mode (spec §1, for Table 1): each round K clients are drawn uniformly without
+replacement (stream (seed, "safl-sync", round)), all train from the current global model at the
+same tick, and are aggregated by the same strategy (FedAvg: mean of models; FedSGD: mean of
+deltas). A synchronous round lasts max_j r_j + 1 ticks (the slowest selected client, then the
+restart tick), matching the semi-asynchronous clock.
+
+Time columns of a history row
+-----------------------------
+``tick``: the tick of this round's aggregation; ``virtual_time``: ticks elapsed (tick + 1);
+``cost_time``: the cost model of spec §1 — every tick costs the largest number of local optimizer
+steps among the trainings that *started* in it (0 if none started), summed over ticks (the
+official code trains a client entirely at its start tick, so a tick lasts as long as its slowest
+training); in synchronous mode a round costs the largest step count of its K clients.
+``wall_time``: real seconds spent in ``run_round`` so far (carried across resumes).
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import math
+import time
+from typing import Any
+
+import torch
+from torch import nn
+
+from fedlib.errors import FedlibError, check, check_choice
+from fedlib.safl.schedule import Clock, Scenario, Training
+from fedlib.safl.strategy import SimContext, Strategy, Update, clone_state
+from fedlib.utils import generator
+
+__all__ = ["SAFLSimulator", "MODES", "evaluate_state"]
+
+MODES = ("semi-async", "sync")
+STATE_FORMAT = 1
+
+
+def _engine():
+    """(train_clients, ClientTask, LocalConfig) from fedlib.train (its submodules as fallback)."""
+    try:
+        from fedlib.train import ClientTask, LocalConfig, train_clients  # noqa: PLC0415
+    except ImportError:
+        from fedlib.train.config import ClientTask, LocalConfig  # noqa: PLC0415
+        from fedlib.train.engine import train_clients  # noqa: PLC0415
+    return train_clients, ClientTask, LocalConfig
+
+
+def evaluate_state(model: nn.Module, state: dict, dataset, indices=None, train: bool = False,
+                   batch_size: int = 4096) -> dict:
+    """Accuracy (fraction), mean cross-entropy and per-class accuracy (NaN where a class has no
+    sample) of ``state`` on the test split (or ``train=True``: the train split) of ``dataset``.
+    The whole split goes through ``fedlib.train.evaluate``; a subset ``indices`` (a client's
+    validation part, a test subset) is scored here in plain batches (same numbers)."""
+    if indices is None:
+        from fedlib.train import evaluate as _engine_eval  # noqa: PLC0415
+
+        r = _engine_eval(model, state, dataset, split="train" if train else "test")
+        return {"accuracy": float(r.accuracy), "loss": float(r.loss), "per_class": r.per_class_accuracy}
+    was = model.training
+    model.load_state_dict(state)
+    model.eval()
+    n = dataset.num_train if train else dataset.num_test
+    idx = torch.arange(n) if indices is None else torch.as_tensor(indices, dtype=torch.long)
+    c = dataset.num_classes
+    correct = torch.zeros(c, dtype=torch.float64)
+    total = torch.zeros(c, dtype=torch.float64)
+    loss_sum = 0.0
+    dev = next(model.parameters()).device
+    with torch.no_grad():
+        for i in range(0, len(idx), batch_size):
+            x, y = dataset.batch(idx[i:i + batch_size], train=train, generator=None, augment=False)
+            x, y = x.to(dev), y.to(dev)
+            out = model(x)
+            if out.dim() > 2:
+                out, y = out.reshape(-1, out.shape[-1]), y.reshape(-1)
+            loss_sum += float(torch.nn.functional.cross_entropy(out, y, reduction="sum"))
+            pred = out.argmax(1)
+            total += torch.bincount(y.cpu(), minlength=c).double()[:c]
+            correct += torch.bincount(y[pred == y].cpu(), minlength=c).double()[:c]
+    model.train(was)
+    count = float(total.sum())
+    per_class = torch.where(total > 0, correct / total.clamp(min=1), torch.full_like(total, math.nan))
+    return {"accuracy": float(correct.sum()) / count if count else math.nan,
+            "loss": loss_sum / count if count else math.nan, "per_class": per_class.float()}
+
+
+def _update_to_dict(u: Update) -> dict:
+    return {f.name: getattr(u, f.name) for f in dataclasses.fields(u)}
+
+
+def _update_from_dict(d: dict) -> Update:
+    return Update(**d)
+
+
+class SAFLSimulator:
+    """See the module docstring. Arguments:
+
+    model: template ``nn.Module`` (its current weights are the initial global model);
+    dataset: a :class:`fedlib.data.FedDataset`; train_parts: list[LongTensor], one per client;
+    strategy: a :class:`Strategy`; k: updates per round; delays: LongTensor [N] (ticks);
+    local: the run's base LocalConfig; rounds: total rounds (``total_rounds``);
+    upload: "snapshot" | "overwrite"; scenario: name or :class:`Scenario`;
+    mode: "semi-async" | "sync"; val_parts: per-client validation indices (or None);
+    test_indices: evaluate on these test samples only (None = the full test set);
+    device: where the model and data live; backend: engine backend; eval_every: rounds
+    between evaluations (the last round is always evaluated).
+    """
+
+    def __init__(self, model: nn.Module, dataset, train_parts, strategy: Strategy, *, k: int,
+                 delays, local, rounds: int = 400, seed: int = 0, upload: str = "snapshot",
+                 scenario: Scenario | str = "none", mode: str = "semi-async", val_parts=None,
+                 test_indices=None, device="cpu", backend: str = "auto", eval_every: int = 1,
+                 max_ticks: int | None = None):
+        check_choice("SAFL mode", mode, MODES)
+        check(isinstance(strategy, Strategy), f"strategy must be a fedlib Strategy, got {type(strategy).__name__}")
+        n = len(train_parts)
+        check(n >= 1, "need at least one client (train_parts is empty)")
+        delays = torch.as_tensor(delays, dtype=torch.long).reshape(-1)
+        check(delays.numel() == n, f"{n} clients but {delays.numel()} delays",
+              "give one delay per client (fedlib.safl.delays.make_delays)")
+        check(1 <= int(k) <= n, f"K = {k} updates per round but only N = {n} clients",
+              "use 1 <= safl.k <= safl.clients")
+        check(int(rounds) >= 1, f"rounds must be >= 1, got {rounds}")
+        check(int(eval_every) >= 1, f"eval_every must be >= 1, got {eval_every}")
+        if isinstance(scenario, str):
+            scenario = Scenario(scenario)
+        check(mode == "semi-async" or scenario.name == "none",
+              f"scenario {scenario.name!r} is defined for the semi-asynchronous clock only",
+              "use safl.scenario=none with safl.mode=sync")
+        check(mode == "semi-async" or upload == "snapshot",
+              "upload='overwrite' is an artefact of the semi-asynchronous code",
+              "use safl.upload=snapshot with safl.mode=sync")
+        if val_parts is not None:
+            check(len(val_parts) == n, f"{n} clients but {len(val_parts)} validation parts")
+        local.validate() if hasattr(local, "validate") else None
+        self.device = torch.device(device)
+        self.model = model.to(self.device)
+        self.dataset = dataset
+        self.train_parts = [torch.as_tensor(p, dtype=torch.long) for p in train_parts]
+        self.val_parts = None if val_parts is None else [torch.as_tensor(p, dtype=torch.long) for p in val_parts]
+        self.test_indices = None if test_indices is None else torch.as_tensor(test_indices, dtype=torch.long)
+        self.strategy = strategy
+        self.k, self.n, self.seed = int(k), n, int(seed)
+        self.mode, self.backend, self.eval_every = mode, backend, int(eval_every)
+        self.local = local
+        self.total_rounds = int(rounds)
+        self.delays = delays
+        self.clock = Clock(delays, self.k, upload, scenario, self.seed)  # also validates delays
+        self.max_ticks = max_ticks if max_ticks is not None else \
+            100_000 + self.total_rounds * (int(delays.max()) + 2) * 8
+        self._eval_model = copy.deepcopy(self.model)
+        # mutable state
+        self.round = 0
+        self.sync_tick = 0
+        self.global_state = clone_state({k_: v.to(self.device) for k_, v in self.model.state_dict().items()})
+        self.versions: dict[int, dict] = {0: self.global_state}
+        self.results: dict[int, Update] = {}
+        self.agg_counts = torch.zeros(n, dtype=torch.long)
+        self.cost_time = 0
+        self.wall_time = 0.0
+        self.timers = {"train": 0.0, "eval": 0.0, "strategy": 0.0, "total": 0.0}
+        self.staleness_sum = 0
+        self.staleness_n = 0
+        self._client_rows: list[dict] = []
+        self.ctx = SimContext(
+            n_clients=n, k=self.k, sizes=torch.tensor([len(p) for p in self.train_parts], dtype=torch.long),
+            base_local=local, model=self.model, dataset=dataset, train_parts=self.train_parts,
+            val_parts=self.val_parts, device=self.device, seed=self.seed, round=0, tick=0,
+            agg_counts=self.agg_counts, delays=torch.tensor(self.clock.current_delays(), dtype=torch.long),
+            history_fn=self._history, per_class_fn=self._per_class)
+        t0 = time.perf_counter()
+        strategy.setup(self.ctx)
+        self.timers["strategy"] += time.perf_counter() - t0
+
+    # ------------------------------------------------------------------ context callbacks
+    @property
+    def history_size(self) -> int:
+        return max(int(getattr(self.strategy, "history", 2)), 1)
+
+    def _history(self, n: int) -> list[dict]:
+        check(n <= self.history_size,
+              f"strategy asked for {n} global versions but declared history = {self.history_size}",
+              "raise the strategy's class attribute `history`")
+        lo = max(0, self.round - n + 1)
+        return [self.versions[v] for v in range(lo, self.round + 1) if v in self.versions]
+
+    def _per_class(self, state: dict, indices) -> torch.Tensor:
+        return evaluate_state(self._eval_model, state, self.dataset, indices=indices, train=True)["per_class"]
+
+    def kept_versions(self) -> list[int]:
+        """Global versions currently held in memory (sorted)."""
+        return sorted(self.versions)
+
+    # ------------------------------------------------------------------ training
+    def _train(self, trainings: list[Training], tick: int, start_tick: int, upload_ticks=None) -> None:
+        """strategy.start for each training, then one engine call from the current global."""
+        train_clients, ClientTask, _ = _engine()
+        tasks, meta = [], []
+        t0 = time.perf_counter()
+        for tr in trainings:
+            cfg, info = self.strategy.start(tr.client, self.ctx)
+            cfg = self.local if cfg is None else cfg
+            tasks.append(ClientTask(tr.client, self.train_parts[tr.client], cfg, 0))
+            meta.append((cfg, dict(info or {})))
+        t1 = time.perf_counter()
+        res = train_clients(self.model, self.global_state, self.dataset, tasks, seed=self.seed,
+                            round=int(start_tick), backend=self.backend, device=self.device)
+        t2 = time.perf_counter()
+        self.timers["strategy"] += t1 - t0
+        self.timers["train"] += t2 - t1
+        cost = 0
+        for tr, r, (cfg, info) in zip(trainings, res, meta):
+            self.results[tr.id] = Update(
+                client_id=tr.client, delta=r.delta, state=r.state, version=tr.version,
+                num_samples=int(r.num_samples), steps=int(r.steps), lr=float(cfg.lr), info=info,
+                loss=float(r.loss), start_tick=tr.start, upload_tick=tr.upload)
+            cost = max(cost, int(r.steps))
+        self.cost_time += cost
+
+    # ------------------------------------------------------------------ one round
+    def run_round(self) -> dict:
+        check(self.round < self.total_rounds,
+              f"all {self.total_rounds} rounds are done", "build a new simulator for more rounds")
+        t0 = time.perf_counter()
+        if self.mode == "sync":
+            updates, tick = self._sync_round()
+        else:
+            updates, tick = self._async_round()
+        stal = [u.staleness for u in updates]
+        self.staleness_sum += sum(stal)
+        self.staleness_n += len(stal)
+        row = {"round": self.round, "tick": tick, "virtual_time": float(tick + 1),
+               "cost_time": float(self.cost_time),
+               "staleness_mean": sum(stal) / len(stal), "staleness_max": max(stal),
+               "local_trainings": self._n_trainings(), "versions_kept": len(self.versions)}
+        te = time.perf_counter()
+        if self.round % self.eval_every == 0 or self.round == self.total_rounds:
+            ev = evaluate_state(self._eval_model, self.global_state, self.dataset, self.test_indices)
+            row.update(accuracy=ev["accuracy"], loss=ev["loss"])
+        else:
+            row.update(accuracy=math.nan, loss=math.nan)
+        t1 = time.perf_counter()
+        self.timers["eval"] += t1 - te
+        self.timers["total"] += t1 - t0
+        self.wall_time += t1 - t0
+        row["wall_time"] = self.wall_time
+        return row
+
+    def _n_trainings(self) -> int:
+        return self.clock.n_trainings if self.mode == "semi-async" else self.round * self.k
+
+    def _aggregate(self, updates: list[Update]) -> None:
+        t0 = time.perf_counter()
+        new = self.strategy.aggregate(self.global_state, updates, self.ctx)
+        self.timers["strategy"] += time.perf_counter() - t0
+        check(isinstance(new, dict) and set(new) == set(self.global_state),
+              f"strategy {self.strategy.name!r} returned a state with the wrong keys")
+        for u in updates:
+            self.agg_counts[u.client_id] += 1
+        self.round += 1
+        self.ctx.round = self.round
+        self.global_state = new
+        self.versions[self.round] = new
+        for v in [v for v in self.versions if v <= self.round - self.history_size]:
+            del self.versions[v]
+        self._client_rows.extend(self.strategy.client_rows() or [])
+
+    def _async_round(self) -> tuple[list[Update], int]:
+        clock, strat, ctx = self.clock, self.strategy, self.ctx
+        while True:
+            if clock.tick > self.max_ticks:
+                raise FedlibError(f"no aggregation within {self.max_ticks} ticks (round {self.round})",
+                                  "check K, the delays and the scenario (too few clients left?)")
+            ev = clock.begin_tick()
+            ctx.tick = ev.tick
+            ctx.delays = torch.tensor(clock.current_delays(), dtype=torch.long)
+            if ev.starts:
+                self._train(ev.starts, ev.tick, ev.tick)
+            t0 = time.perf_counter()
+            for tr in ev.uploads:
+                strat.on_upload(self.results[tr.id], ctx)
+            buffer = [self.results[tr.id] for tr in clock.buffer]
+            ready = bool(buffer) and strat.ready(buffer, ctx)
+            self.timers["strategy"] += time.perf_counter() - t0
+            if not ready:
+                clock.end_tick()
+                continue
+            t0 = time.perf_counter()
+            sel = strat.select(buffer, ctx)
+            self.timers["strategy"] += time.perf_counter() - t0
+            agg = clock.aggregate(sel)
+            updates = [dataclasses.replace(self.results[c.id], client_id=a.client,
+                                           staleness=agg.round - c.version)
+                       for a, c in zip(agg.uploaded, agg.content)]
+            self._aggregate(updates)
+            clock.end_tick()
+            self._collect()
+            return updates, agg.tick
+
+    def _collect(self) -> None:
+        """Drop finished results nothing refers to any more."""
+        clock = self.clock
+        keep = {tr.id for tr in clock.buffer} | {tr.id for tr in clock.inflight.values()}
+        if clock.upload_mode == "overwrite":
+            keep |= {clock.content_of(tr).id for tr in clock.buffer}
+        for i in [i for i in self.results if i not in keep]:
+            del self.results[i]
+
+    def _sync_round(self) -> tuple[list[Update], int]:
+        g = generator(self.seed, "safl-sync", self.round)
+        chosen = sorted(torch.randperm(self.n, generator=g)[: self.k].tolist())
+        tick = self.sync_tick
+        self.ctx.tick = tick
+        length = max(int(self.delays[c]) for c in chosen)
+        trainings = [Training(self.round * self.k + j, c, tick, tick + int(self.delays[c]), self.round)
+                     for j, c in enumerate(chosen)]
+        self._train(trainings, tick, self.round)
+        updates = [self.results.pop(tr.id) for tr in trainings]
+        t0 = time.perf_counter()
+        for u in updates:
+            self.strategy.on_upload(u, self.ctx)
+        self.timers["strategy"] += time.perf_counter() - t0
+        self._aggregate(updates)
+        end = tick + length
+        self.sync_tick = end + 1
+        return updates, end
+
+    # ------------------------------------------------------------------ Trainer protocol
+    def client_rows(self) -> list[dict]:
+        rows, self._client_rows = self._client_rows, []
+        return rows
+
+    def summary(self) -> dict:
+        t = self.timers
+        own = max(t["total"] - t["train"] - t["eval"] - t["strategy"], 0.0)
+        return {
+            "ticks": (self.clock.tick if self.mode == "semi-async" else self.sync_tick),
+            "local_trainings": self._n_trainings(),
+            "staleness_mean_all": self.staleness_sum / self.staleness_n if self.staleness_n else None,
+            "cost_time": float(self.cost_time),
+            "time_train": t["train"], "time_eval": t["eval"], "time_strategy": t["strategy"],
+            "time_total": t["total"], "time_bookkeeping": own,
+            "bookkeeping_share": own / t["total"] if t["total"] > 0 else None,
+        }
+
+    def state_dict(self) -> dict:
+        return {
+            "format": STATE_FORMAT, "mode": self.mode, "round": self.round, "sync_tick": self.sync_tick,
+            "global": clone_state(self.global_state),
+            "versions": {str(v): (None if s is self.global_state else clone_state(s))
+                         for v, s in self.versions.items()},
+            "clock": self.clock.state_dict(),
+            "results": {str(i): _update_to_dict(u) for i, u in self.results.items()},
+            "agg_counts": self.agg_counts.clone(), "cost_time": int(self.cost_time),
+            "wall_time": float(self.wall_time), "timers": dict(self.timers),
+            "staleness": [int(self.staleness_sum), int(self.staleness_n)],
+            "strategy": self.strategy.state_dict(),
+            "client_rows": list(self._client_rows),
+        }
+
+    def load_state_dict(self, state: dict) -> None:
+        check(int(state.get("format", -1)) == STATE_FORMAT and state.get("mode") == self.mode,
+              "checkpoint does not match this SAFL simulator (format or mode differ)")
+        ref = self.global_state
+        g = state["global"]
+        check(set(g) == set(ref) and all(g[k].shape == ref[k].shape for k in ref),
+              "checkpoint does not match this model architecture")
+        self.round = int(state["round"])
+        self.sync_tick = int(state["sync_tick"])
+        self.global_state = {k: v.to(self.device) for k, v in g.items()}
+        self.versions = {int(v): (self.global_state if s is None else {k: t.to(self.device) for k, t in s.items()})
+                         for v, s in state["versions"].items()}
+        self.clock.load_state_dict(state["clock"])
+        self.results = {int(i): _update_from_dict(d) for i, d in state["results"].items()}
+        self.agg_counts.copy_(state["agg_counts"])
+        self.cost_time = int(state["cost_time"])
+        self.wall_time = float(state["wall_time"])
+        self.timers = {k: float(v) for k, v in state["timers"].items()}
+        self.staleness_sum, self.staleness_n = (int(x) for x in state["staleness"])
+        self.strategy.load_state_dict(state["strategy"])
+        self._client_rows = list(state["client_rows"])
+        self.ctx.round = self.round
+        self.ctx.tick = self.clock.tick if self.mode == "semi-async" else self.sync_tick
+        self.ctx.delays = torch.tensor(self.clock.current_delays(), dtype=torch.long)
+
+    def run(self, rounds: int | None = None, progress: bool = False) -> list[dict]:
+        """Convenience: run ``rounds`` (default: all remaining) rounds; return their rows."""
+        todo = self.total_rounds - self.round if rounds is None else int(rounds)
+        rows = []
+        it = range(todo)
+        if progress:
+            from tqdm.auto import tqdm  # noqa: PLC0415
+
+            it = tqdm(it, desc=self.strategy.name)
+        for _ in it:
+            rows.append(self.run_round())
+        return rows
