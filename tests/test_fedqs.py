@@ -3,6 +3,7 @@ the equivalence with FedAvg / FedSGD when every adaptation is off, and persisten
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -16,6 +17,7 @@ from fedlib.safl.fedqs import (
     FedQSAvg,
     FedQSOptions,
     FedQSSGD,
+    FedQSSGDOptions,
     bias_ratio,
     code_angle,
     mod1_similarity,
@@ -295,7 +297,7 @@ def _equal_weighted(p, sizes):
 @pytest.mark.parametrize("variant", ["avg", "sgd"])
 def test_no_adaptation_equals_fedavg_fedsgd(variant):
     opts = FedQSOptions(variant=variant, adapt_lr=False, momentum=False, feedback=False)
-    st, ctx, _, _ = _four_type_run(**dataclass_dict(opts))
+    st, ctx, _, _ = _four_type_run(**dataclasses.asdict(opts))
     starts = [st.start(c, ctx) for c in range(4)]
     assert all((cfg.lr, cfg.momentum, info["feedback"]) == (0.1, 0.0, False) for cfg, info in starts)
     g = _state(0.5, tracked=4)
@@ -319,15 +321,10 @@ def test_no_adaptation_equals_fedavg_fedsgd(variant):
         assert torch.allclose(new[key].double(), ref[key].double()), key
 
 
-def dataclass_dict(o):
-    import dataclasses
-
-    return dataclasses.asdict(o)
-
-
 def test_int_buffers_rounded_and_variant_aggregation():
     ctx = _ctx(k=2)
-    st = FedQSSGD(FedQSSGDOptions_default())
+    assert FedQSSGDOptions().variant == "sgd"
+    st = FedQSSGD()
     st.setup(ctx)
     assert st.aggregation == "gradient" and FedQSAvg().aggregation == "model"
     g = _state(1.0, tracked=10)
@@ -335,14 +332,6 @@ def test_int_buffers_rounded_and_variant_aggregation():
     new = st.aggregate(g, ups, ctx)
     assert torch.allclose(new["fc.weight"], torch.full((2, 2), 2.0))  # w + mean Δ
     assert new["bn.num_batches_tracked"].item() == 12  # 10 + round(1.5), rounded half to even
-
-
-def FedQSSGDOptions_default():
-    from fedlib.safl.fedqs import FedQSSGDOptions
-
-    o = FedQSSGDOptions()
-    assert o.variant == "sgd"
-    return o
 
 
 def test_feedback_reset_semantics():
@@ -496,3 +485,15 @@ def test_end_to_end_resume_is_bit_identical(adult_setup, tmp_path):
         assert repr(a.client_rows()) == repr(b.client_rows())
     for key, v in a.global_state.items():
         assert torch.equal(v, b.global_state[key]), key
+
+
+def test_registered_names_and_variant_guard():
+    from fedlib.experiments.registry import get_algorithm
+
+    for name in ("fedqs-avg", "fedqs-sgd"):
+        get_algorithm("safl", name)
+    assert (FedQSAvg.aggregation, FedQSSGD.aggregation) == ("model", "gradient")
+    with pytest.raises(FedlibError, match="fedqs-sgd"):
+        FedQSAvg({"variant": "sgd"})
+    with pytest.raises(FedlibError, match="unknown option"):
+        FedQSSGD({"simularity": "cosine"})

@@ -31,6 +31,25 @@ official code computes from its angles (``theta_i / mean theta``). Because the c
 Vectors compared: the model *parameters* (``ctx.model.named_parameters()``); BN running
 statistics are not gradients and are left out of the similarity (they are still aggregated).
 For ``angle`` the code's own filter (state keys containing "weight" or "bias") is applied on top.
+
+Decisions where paper and code leave room (spec §3-§5 [D]; each is an option or documented):
+
+* *Latest local update* (Mod① input): refreshed when the update is uploaded (``on_upload``; the
+  client knows its own update then, as in the code, which saves it at the end of training) —
+  option ``local_update="aggregated"`` waits for the server. It is used once, at the client's
+  next start, then dropped (memory: only updates not yet compared are kept). No new update or an
+  undefined similarity keeps the client's previous s_i.
+* *Dividers*: s̄ and f̄ are computed at the training start from the current tables (s̄ includes
+  the value just computed); f_i = n(i)/mean_j n(j) with the mean over all N clients (eq. 1),
+  f̄ over clients aggregated at least once, s̄ over clients with a similarity (spec §4).
+* *Warm-up*: no adaptation until f_i, f̄, s_i and s̄ all exist; warm-up momentum is the run's
+  ``local.momentum`` (0 when ``momentum=False``).
+* *Momentum bounds*: the increase k(1/G − 1) is clamped to [0, 0.4] for every momentum client
+  (:func:`momentum_rate`); so SSBC situation 1 trains with m0 (as the code).
+* *Mod③*: F_i counts this round's updates too (the code increments before weighing); φ = K/N
+  with K = number of updates aggregated; G capped at ``g_cap`` = 2 in both Q forms.
+* *Situation test*: the received global model (newest version at the start) on the client's
+  validation samples; ``evaluate_per_class`` fractions are converted to percent.
 """
 
 from __future__ import annotations
@@ -71,6 +90,7 @@ __all__ = [
     "FedQSSGD",
     "FedQSSGDOptions",
     "momentum_rate",
+    "STRATEGIES",
 ]
 
 VECTORS = ("delta", "prev_global")
@@ -746,10 +766,26 @@ class FedQSAvg(FedQS):
     """FedQS-Avg: model aggregation w ← Σ p_i w_i (paper §3.4)."""
 
     name = "fedqs-avg"
+    aggregation = "model"
+
+    def __init__(self, options=None):
+        super().__init__(options)
+        check(self.options.variant == "avg", "fedqs-avg aggregates models (variant='avg')",
+              "use the algorithm fedqs-sgd for gradient aggregation")
 
 
 class FedQSSGD(FedQS):
     """FedQS-SGD: gradient aggregation w ← w + Σ p_i Δ_i (paper §3.4; the momentum is inside Δ_i)."""
 
     name = "fedqs-sgd"
+    aggregation = "gradient"
     Options = FedQSSGDOptions
+
+    def __init__(self, options=None):
+        super().__init__(options)
+        check(self.options.variant == "sgd", "fedqs-sgd aggregates gradients (variant='sgd')",
+              "use the algorithm fedqs-avg for model aggregation")
+
+
+#: the registered FedQS algorithms (read by :mod:`fedlib.safl.algorithms`)
+STRATEGIES = {FedQSAvg.name: FedQSAvg, FedQSSGD.name: FedQSSGD}
