@@ -110,12 +110,6 @@ def _as_state(x) -> State:
     return x if isinstance(x, Mapping) else {"": torch.as_tensor(x)}
 
 
-def _vec(state: State, keys: Sequence[str]) -> Tensor:
-    if not keys:
-        return torch.zeros(0, dtype=torch.float64)
-    return torch.cat([state[k].detach().reshape(-1).to(torch.float64) for k in keys])
-
-
 def _d1_normalise(v: Tensor) -> Tensor:
     """The official code's ``d1_normalization``: min-max scale, then divide by the sum
     (a constant vector is only divided by its sum)."""
@@ -139,12 +133,12 @@ def code_angle(a: State, b: State, keys: Sequence[str] | None = None) -> float:
         keys = [k for k in float_keys(a) if ("weight" in k or "bias" in k)] or float_keys(a)
     thetas = []
     for key in keys:
-        va = a[key].detach().reshape(-1).to(torch.float64)
-        vb = b[key].detach().reshape(-1).to(va.device, torch.float64)
+        va = a[key].detach().reshape(-1).float()
+        vb = b[key].detach().reshape(-1).to(va.device, torch.float32)
         if va.numel() == 0 or bool((va == 0).any()) or bool((vb == 0).any()):
             continue
         na, nb = _d1_normalise(va), _d1_normalise(vb)
-        cos = torch.dot(na, nb) / (na.norm() * nb.norm())
+        cos = torch.dot(na, nb) / (na.norm() * nb.norm())  # float32, as the code
         thetas.append(math.degrees(math.acos(max(-1.0, min(1.0, float(cos))))))
     return float(sum(thetas) / len(thetas)) if thetas else float("nan")
 
@@ -179,22 +173,34 @@ def mod1_similarity(
     g_new, g_prev, local = _as_state(global_new), _as_state(global_prev), _as_state(local_update)
     if keys is None:
         keys = float_keys(g_new)
-    if vector == "delta":
-        lg = {k: g_new[k].detach().to(torch.float64) - g_prev[k].detach().to(torch.float64) for k in keys}
-    else:
-        lg = {k: g_prev[k] for k in keys}
+
+    def lg(k: str) -> Tensor:  # the pseudo-global gradient of one entry (float32, on its device)
+        if vector == "delta":
+            return g_new[k].detach().float() - g_prev[k].detach().float()
+        return g_prev[k].detach().float()
+
     if similarity == "angle":
         angle_keys = [k for k in keys if ("weight" in k or "bias" in k)] or list(keys)
-        theta = code_angle(lg, local, angle_keys)
+        theta = code_angle({k: lg(k) for k in angle_keys}, local, angle_keys)
         return theta if math.isnan(theta) else 1.0 / (1.0 + theta)
-    a, b = _vec(lg, keys), _vec(local, keys)
+    # entry by entry (float32 reductions summed in float64): no concatenated copy of the model
+    sums = []
+    for k in keys:
+        a, b = lg(k).reshape(-1), local[k].detach().reshape(-1).to(g_new[k].device, torch.float32)
+        if similarity == "cosine":
+            parts = torch.stack([torch.dot(a, b), torch.dot(a, a), torch.dot(b, b)])
+        elif similarity == "euclidean":
+            parts = torch.stack([(a - b).square().sum()])
+        else:
+            parts = torch.stack([(a - b).abs().sum()])
+        sums.append(parts.double())
+    acc = torch.stack(sums).sum(0).cpu() if sums else torch.zeros(3, dtype=torch.float64)
     if similarity == "cosine":
-        na, nb = a.norm(), b.norm()
-        if na == 0 or nb == 0:
+        if acc[1] == 0 or acc[2] == 0:
             return float("nan")
-        return max(-1.0, min(1.0, float(torch.dot(a, b) / (na * nb))))
-    d = (a - b).norm(p=2 if similarity == "euclidean" else 1)
-    return 1.0 / (1.0 + float(d))
+        return max(-1.0, min(1.0, float(acc[0] / (acc[1].sqrt() * acc[2].sqrt()))))
+    d = float(acc[0].sqrt()) if similarity == "euclidean" else float(acc[0])
+    return 1.0 / (1.0 + d)
 
 
 # ============================================================================================
