@@ -61,7 +61,8 @@ SCENARIOS = ("none", "speed-change", "random-time", "dropout")
 FRAMEWORKS = ("sflv1", "sflv2")
 PROFILES = ("smoke", "cpu", "paper", "custom")
 # partitions that only make sense for one dataset
-_PARTITION_DATASET = {"sex": "adult", "race": "adult", "role": "shakespeare"}
+_PARTITION_DATASETS = {"sex": ("adult", "adult_onehot"), "race": ("adult", "adult_onehot"),
+                       "role": ("shakespeare",)}
 # keys a YAML file / preset may carry besides the config itself
 _META_KEYS = ("extends", "description")
 
@@ -267,7 +268,7 @@ class RunConfig:
         check(ok, f"unknown device {dev!r}", "use auto, cpu, cuda, cuda:N or mps")
         backends = _optional_attr("fedlib.train", "BACKENDS")
         if backends is not None:
-            check_choice("engine backend", self.backend, ("auto", *backends))
+            check_choice("engine backend", self.backend, {"auto", *backends})
 
     def _validate_data(self) -> None:
         d = self.data
@@ -275,10 +276,10 @@ class RunConfig:
         if datasets is not None:
             check_choice("dataset", d.dataset, datasets)
         check_choice("partition", d.partition, PARTITIONS)
-        need = _PARTITION_DATASET.get(d.partition)
-        check(need is None or d.dataset == need,
-              f"partition {d.partition!r} only exists for dataset {need!r}, not {d.dataset!r}",
-              "use partition=iid, dirichlet or shards for this dataset")
+        need = _PARTITION_DATASETS.get(d.partition)
+        check(need is None or d.dataset in need,
+              f"partition {d.partition!r} only exists for dataset {' / '.join(map(repr, need or ()))}"
+              f", not {d.dataset!r}", "use partition=iid, dirichlet or shards for this dataset")
         check(d.alpha > 0 and math.isfinite(d.alpha),
               f"data.alpha (Dirichlet concentration) must be > 0, got {d.alpha}")
         _at_least("data.shards_per_client", d.shards_per_client, 1)
@@ -304,17 +305,18 @@ class RunConfig:
 
     def _validate_local(self) -> None:
         loc = self.local
-        if hasattr(loc, "validate"):
-            loc.validate()
+        if hasattr(loc, "validate"):  # fedlib.train.LocalConfig validates itself
+            try:
+                loc.validate()
+            except FedlibError as err:
+                raise FedlibError(f"local: {err.problem}", err.fix) from None
+            return
         for key in ("lr", "weight_decay"):
-            if isinstance(getattr(loc, key, None), (int, float)):
-                v = getattr(loc, key)
-                check(v >= 0 and math.isfinite(v), f"local.{key} must be >= 0, got {v}")
-        if isinstance(getattr(loc, "momentum", None), (int, float)):
-            check(0 <= loc.momentum < 1, f"local.momentum must be in [0, 1), got {loc.momentum}")
-        for key in ("epochs", "batch_size"):
-            if isinstance(getattr(loc, key, None), int):
-                _at_least(f"local.{key}", getattr(loc, key), 1)
+            v = getattr(loc, key)
+            check(v >= 0 and math.isfinite(v), f"local.{key} must be >= 0, got {v}")
+        check(0 <= loc.momentum < 1, f"local.momentum must be in [0, 1), got {loc.momentum}")
+        _at_least("local.epochs", loc.epochs, 0)
+        _at_least("local.batch_size", loc.batch_size, 1)
 
     def _validate_safl(self) -> None:
         s = self.safl

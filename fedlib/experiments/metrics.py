@@ -84,7 +84,8 @@ def oscillations(history, threshold: float = 15.0) -> int:
     if len(acc) < 2:
         return 0
     drop = (acc[:-1] - acc[1:]) * (100.0 / accuracy_scale(history))
-    return int(np.sum(drop > threshold))
+    # rounded so that a drop of exactly 15 points (0.70 -> 0.55) is not counted by float noise
+    return int(np.sum(np.round(drop, 9) > threshold))
 
 
 def time_to_round(history, round: int | None = None, column: str = "virtual_time") -> float:

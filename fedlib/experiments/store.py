@@ -99,11 +99,16 @@ def frame_to_csv(df: pd.DataFrame) -> bytes:
     return df.to_csv(index=False).encode()
 
 
+# pandas < 3 parses floats with a fast, slightly inexact parser unless asked for round-trip;
+# pandas >= 3 is exact by default and deprecates the argument
+_ROUND_TRIP = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
+
+
 def csv_to_frame(data: bytes) -> pd.DataFrame:
-    """Exact inverse of :func:`frame_to_csv` for floats (``float_precision='round_trip'``)."""
+    """Exact inverse of :func:`frame_to_csv`: floats read back bit for bit."""
     if not data.strip():
         return pd.DataFrame()
-    return pd.read_csv(io.BytesIO(data), float_precision="round_trip")
+    return pd.read_csv(io.BytesIO(data), **_ROUND_TRIP)
 
 
 class ResultStore:

@@ -133,8 +133,10 @@ def _local(todo, root, workers, on_done):
             except BaseException as err:  # noqa: BLE001 - a worker process died
                 if isinstance(err, KeyboardInterrupt):
                     raise
+                hint = ("; if sweep() is called from a script, put the call under "
+                        "`if __name__ == '__main__':` (the pool uses the spawn start method)")
                 out = ("failed", cfg.config_hash(),
-                       {"error": f"worker process died: {type(err).__name__}: {err}",
+                       {"error": f"worker process died: {type(err).__name__}: {err}{hint}",
                         "traceback": ""}, None)
             on_done(cfg, out)
 
@@ -149,8 +151,15 @@ def _ray(todo, root, workers, address, store: ResultStore, on_done):
         if address:
             ray.init(address=address, ignore_reinit_error=True, log_to_driver=False)
         else:
-            ray.init(num_cpus=workers or 2, include_dashboard=False, ignore_reinit_error=True,
-                     log_to_driver=False)
+            kw = dict(num_cpus=workers or 2, include_dashboard=False, ignore_reinit_error=True,
+                      log_to_driver=False)
+            try:
+                ray.init(**kw)
+            except Exception as err:  # noqa: BLE001 - a local start can time out on a busy machine
+                print(f"[fedlib] starting a local Ray instance failed ({err}); retrying once",
+                      file=sys.stderr)
+                ray.shutdown()
+                ray.init(**kw)
     remote = ray.remote(num_cpus=1, max_retries=0)(run_cell)
     refs = {remote.remote(cfg.to_dict(), root, 1, True): cfg for cfg in todo}
     pending = list(refs)

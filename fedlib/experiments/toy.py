@@ -65,7 +65,7 @@ class ToyTrainer:
               f"safl.k={self.k} clients per round exceeds safl.clients={self.n_clients}",
               "lower safl.k or raise safl.clients")
         self.lr = float(getattr(cfg.local, "lr", 0.1))
-        self.epochs = int(getattr(cfg.local, "epochs", 1))
+        self.epochs = int(getattr(cfg.local, "epochs", None) or 1)
         self.batch = int(getattr(cfg.local, "batch_size", 16))
         self.total_rounds = cfg.rounds
         d, n = self.opt.dim, self.opt.samples_per_client
