@@ -5,10 +5,10 @@
     x, y = ds.batch(parts[0][:64], train=True, generator=fedlib.utils.generator(0, 0, 0))
 
 Datasets: see :data:`DATASETS`; roots: ``$FEDLIB_DATA`` (raw files), ``$FEDLIB_CACHE`` (tensors).
+Downloads: ``fedlib.data.fetch.fetch(name, root)`` or ``fedlib data fetch NAME``.
 """
 
 from fedlib.data.base import FedDataset, augment_images
-from fedlib.data.fetch import fetch
 from fedlib.data.partition import (
     KINDS as PARTITIONS,
     by_attribute,
@@ -28,7 +28,7 @@ from fedlib.data.registry import DATASETS, dataset_info, load_dataset
 
 __all__ = [
     "DATASETS", "PARTITIONS", "FedDataset", "augment_images", "by_attribute", "by_role",
-    "by_role_test", "cache_root", "data_root", "dataset_info", "dirichlet", "fetch", "iid",
+    "by_role_test", "cache_root", "data_root", "dataset_info", "dirichlet", "iid",
     "load_dataset", "make_partition", "partition_summary", "plot_partition", "sample_roles",
     "shards", "validation_split",
 ]

@@ -55,17 +55,17 @@ def _check_clients(n_clients: int, n_samples: int) -> None:
 
 
 def _split_counts(n: int, weights: np.ndarray, min_each: int = 0) -> np.ndarray:
-    """Integer counts summing to ``n`` proportional to ``weights`` (largest remainder)."""
-    k = len(weights)
-    base = np.full(k, min_each, dtype=np.int64)
-    rest = n - base.sum()
+    """Integer counts summing to ``n`` proportional to ``weights`` (largest remainder), then
+    topped up to ``min_each`` by taking from the largest counts (needs ``n >= k * min_each``)."""
     w = np.asarray(weights, dtype=np.float64)
-    raw = w / w.sum() * rest
+    raw = w / w.sum() * n
     counts = np.floor(raw).astype(np.int64)
-    short = rest - counts.sum()
     order = np.argsort(-(raw - counts), kind="stable")
-    counts[order[:short]] += 1
-    return base + counts
+    counts[order[: n - counts.sum()]] += 1
+    while counts.min() < min_each:
+        counts[int(np.argmax(counts))] -= 1
+        counts[int(np.argmin(counts))] += 1
+    return counts
 
 
 # ----------------------------------------------------------------------------- partitions
