@@ -1,0 +1,88 @@
+"""Convergence speed-up of a split-FL run against a named baseline run (SMoFi spec §4).
+
+Speed-up = rounds the baseline needs to reach a target accuracy / rounds the method needs
+[D: target = the best accuracy the baseline reaches within its budget; other targets on request].
+The metrics themselves are :func:`fedlib.experiments.metrics.rounds_to_target` and
+:func:`~fedlib.experiments.metrics.speedup`; this module only pairs runs and tabulates.
+
+    extra = speedup_summary(smofi_result.history, sflv1_result.history, baseline="sflv1-cifar10-cpu")
+    table = comparison_table({"sflv1": r1, "smofi": r2}, baseline="sflv1")
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Mapping, Sequence
+
+import pandas as pd
+
+from fedlib.experiments import metrics
+
+__all__ = ["speedup_summary", "comparison_table", "compare_presets"]
+
+
+def _history(r):
+    return r.history if hasattr(r, "history") else r
+
+
+def _best(history) -> float:
+    acc = pd.to_numeric(pd.DataFrame(history)["accuracy"], errors="coerce").dropna()
+    return float(acc.max()) if len(acc) else math.nan
+
+
+def _num(x):
+    return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
+
+
+def speedup_summary(history, baseline_history, baseline: str = "baseline",
+                    targets: Sequence[float] | None = None) -> dict:
+    """Flat summary extras: the default target (baseline's best accuracy), rounds each run needs
+    to reach it and the speed-up; then the same for every extra ``targets`` value."""
+    base_best = _best(_history(baseline_history))
+    out = {"baseline": baseline, "baseline_best_accuracy": _num(base_best)}
+    items = [("", None)] + [(f"_{t:g}", float(t)) for t in (targets or [])]
+    for suffix, t in items:
+        target = base_best if t is None else t
+        if math.isnan(target):
+            continue
+        out[f"target{suffix}"] = target
+        out[f"rounds_to_target{suffix}"] = metrics.rounds_to_target(_history(history), target)
+        out[f"baseline_rounds_to_target{suffix}"] = metrics.rounds_to_target(
+            _history(baseline_history), target)
+        out[f"speedup{suffix}"] = _num(metrics.speedup(_history(baseline_history), _history(history),
+                                                       target))
+    return out
+
+
+def comparison_table(results: Mapping[str, object], baseline: str,
+                     targets: Sequence[float] | None = None) -> pd.DataFrame:
+    """One row per run: best/final accuracy, rounds to the target(s) and speed-up vs ``baseline``
+    (a key of ``results``; values are RunResults or history frames)."""
+    base = _history(results[baseline])
+    rows = []
+    for name, r in results.items():
+        h = _history(r)
+        s = metrics.summarize(h)
+        row = {"run": name, "best_accuracy": s["best_accuracy"], "final_accuracy": s["final_accuracy"]}
+        row.update({k: v for k, v in speedup_summary(h, base, baseline, targets).items()
+                    if k != "baseline"})
+        rows.append(row)
+    return pd.DataFrame(rows)
+
+
+def compare_presets(method: str, baseline: str, overrides=None, store=None,
+                    targets: Sequence[float] | None = None, progress: bool = False) -> dict:
+    """Run (or load from the result store) preset ``method`` and preset ``baseline`` with the same
+    ``overrides`` and return the method's summary plus :func:`speedup_summary` against the
+    baseline (and the baseline's config hash)."""
+    from fedlib.experiments.config import RunConfig
+    from fedlib.experiments.runner import run
+
+    cm = RunConfig.from_preset(method, overrides)
+    cb = RunConfig.from_preset(baseline, overrides)
+    rb = run(cb, store=store, progress=progress)
+    rm = run(cm, store=store, progress=progress)
+    out = dict(rm.summary)
+    out.update(speedup_summary(rm.history, rb.history, baseline, targets))
+    out["baseline_config_hash"] = rb.config_hash
+    return out
