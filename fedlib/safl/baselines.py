@@ -267,16 +267,18 @@ class FedAT(Strategy):
         update count T_m increases, and the global model is the cross-tier weighted average
         w = Σ_m (T_{M−1−m} / Σ T) · w_m — each tier gets the share of its *mirror* tier, so the
         slow tiers are not drowned by the fast ones (FedAT eq. 4);
-      * local objective: the client adds an L2 term (``reg``, strength ``reg_strength`` = 0.1,
-        FedQS default) — ``"l2-conv"`` (0.1/2·Σ‖W_conv‖², the official code; no effect on models
-        without convolutions) or ``"prox"`` (FedAT's constraint λ/2‖w − w_global‖², via the
-        engine's proximal term) or ``"none"``.
+      * local objective: FedAT's constraint term λ/2‖w − w_global‖² (``reg="prox"``, through the
+        engine's proximal term; λ = ``reg_strength`` = 0.1, the FedQS default strength), or
+        ``"l2"`` (λ/2‖w‖² over all parameters, the engine's ``l2_in_loss``) or ``"none"``.
     Differences from the official ``afl_avg_fedat.py`` and why:
       * it crashes for delays > 50 (tier index out of range); fedlib bins over the run's range;
       * its tier models start from a fresh random initialisation (a no-op "zeros" assignment);
         fedlib starts them from the warm-up global model;
       * it can aggregate several tiers in one tick; fedlib keeps the simulator's rule of at most
-        one aggregation per tick (the next ready tier aggregates in the next tick).
+        one aggregation per tick (the next ready tier aggregates in the next tick);
+      * its local term is 0.1/2·Σ‖W_conv‖² on convolution weights only (a no-op for the FCN and
+        the LSTM); the engine has no per-layer penalty, and FedAT's own term is the proximal
+        constraint, which fedlib uses.
     """
 
     name, aggregation = "fedat", "model"
@@ -285,13 +287,13 @@ class FedAT(Strategy):
     class Options:
         tiers: int = 5
         warmup: int = 30
-        reg: str = "l2-conv"  # l2-conv | prox | none
+        reg: str = "prox"  # prox | l2 | none
         reg_strength: float = 0.1
 
         def __post_init__(self):
             check(self.tiers >= 1, f"options.tiers must be >= 1, got {self.tiers}")
             check(self.warmup >= 0, f"options.warmup must be >= 0, got {self.warmup}")
-            check_choice("fedat options.reg", self.reg, ("l2-conv", "prox", "none"))
+            check_choice("fedat options.reg", self.reg, ("prox", "l2", "none"))
             check(self.reg_strength >= 0, f"options.reg_strength must be >= 0, got {self.reg_strength}")
 
     def __init__(self, options=None):
@@ -335,7 +337,7 @@ class FedAT(Strategy):
         o = self.options
         if o.reg == "none" or o.reg_strength == 0 or cfg is None:
             return cfg, {}
-        field = "prox_mu" if o.reg == "prox" else "conv_weight_decay"
+        field = "prox_mu" if o.reg == "prox" else "l2_in_loss"
         if dataclasses.is_dataclass(cfg) and field in {f.name for f in dataclasses.fields(cfg)}:
             cfg = dataclasses.replace(cfg, **{field: o.reg_strength})
         return cfg, {}
