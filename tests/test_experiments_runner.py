@@ -108,7 +108,7 @@ def test_sigkill_mid_run_then_same_command_resumes_exactly(tmp_path):
     args = ["--preset", "toy-smoke", "--set", "rounds=40", "--set", "checkpoint_every=4",
             "--set", "options.global_rng=true", "--results", str(root), "--quiet"]
     cmd = [sys.executable, "-m", "fedlib", "run", *args]
-    env = dict(os.environ, OMP_NUM_THREADS="1", FEDLIB_TOY_SLEEP="0.03")
+    env = dict(os.environ, OMP_NUM_THREADS="1", FEDLIB_TOY_SLEEP="0.05")
     cfg = cfg_("rounds=40", "checkpoint_every=4", "options.global_rng=true")
     progress = root / cfg.config_hash() / "progress.json"
 

@@ -188,13 +188,42 @@ class RunConfig:
         None, ``[1, 2]`` -> list); ``options.NAME=value`` sets an algorithm option.
         """
         d = self.to_dict()
+        explicit = set()
         for key, value in _parse_overrides(overrides):
             _set_path(d, key, value)
-        return RunConfig.from_dict(d)
+            if key == "options":
+                explicit |= set(value) if isinstance(value, dict) else set()
+            elif key.startswith("options."):
+                explicit.add(key.split(".", 2)[1])
+        return RunConfig.from_dict(self._carry_options(d, explicit))
 
     def replace(self, **changes) -> "RunConfig":
         """A new validated config with keyword changes merged in (sections as dicts)."""
-        return RunConfig.from_dict(_deep_merge(self.to_dict(), _plain(changes)))
+        changes = _plain(changes)
+        d = _deep_merge(self.to_dict(), changes)
+        explicit = set(changes.get("options") or {}) if isinstance(changes.get("options"), dict) \
+            else set()
+        return RunConfig.from_dict(self._carry_options(d, explicit))
+
+    def _carry_options(self, d: dict, explicit: set) -> dict:
+        """When an override switches the algorithm, drop the old algorithm's *default* options.
+
+        A validated config holds every option of its algorithm (defaults filled in); switching to
+        another algorithm keeps only the options the user changed or set in this override (which
+        the new algorithm must then accept), so ``--grid algorithm=fedqs-avg,fedavg`` works.
+        """
+        if (d.get("paradigm"), d.get("algorithm")) == (self.paradigm, self.algorithm) \
+                or not isinstance(d.get("options"), dict):
+            return d
+        from fedlib.experiments.registry import get_algorithm
+
+        try:
+            defaults = get_algorithm(self.paradigm, self.algorithm).option_defaults()
+        except FedlibError:
+            return d
+        d["options"] = {k: v for k, v in d["options"].items()
+                        if k in explicit or k not in defaults or defaults[k] != v}
+        return d
 
     # ---------------------------------------------------------------- views
     def to_dict(self) -> dict:
