@@ -86,7 +86,7 @@ def _mean_delta(updates: list[Update], weights=None) -> State:
     out = {}
     for key in updates[0].delta:
         stacked = torch.stack([u.delta[key].to(torch.float64) for u in updates])
-        out[key] = torch.tensordot(w, stacked, dims=1)
+        out[key] = torch.tensordot(w.to(stacked.device), stacked, dims=1)
     return out
 
 
@@ -232,7 +232,7 @@ class SAFA(Strategy):
             w = torch.full((n,), 1.0 / n, dtype=torch.float64)
         new = {}
         for k, ref in global_state.items():
-            avg = torch.tensordot(w, self.cache[k].to(torch.float64), dims=1)
+            avg = torch.tensordot(w.to(ref.device), self.cache[k].to(torch.float64), dims=1)
             new[k] = avg.to(ref.dtype) if torch.is_floating_point(ref) else avg.round().to(ref.dtype)
         for u in bypass:
             self._put(u.client_id, u.state, u.version)
@@ -521,7 +521,8 @@ class WKAFL(Strategy):
         a = torch.tensor([(math.e / 2.0) ** (-u.staleness) for u in updates], dtype=torch.float64)
         a = a / a.sum()
         vecs = [_vec(d, keys) for d in deltas]
-        g_hat = torch.stack(vecs).T @ a if vecs and len(vecs[0]) else torch.zeros(0, dtype=torch.float64)
+        g_hat = torch.stack(vecs).T @ a.to(vecs[0].device) if vecs and len(vecs[0]) \
+            else torch.zeros(0, dtype=torch.float64)
         losses = [u.loss for u in updates if not math.isnan(u.loss)]
         late = bool(losses) and sum(losses) / len(losses) < self.options.stage_bound
         if late:
@@ -782,7 +783,8 @@ class CA2FL(Strategy):
     def aggregate(self, global_state, updates, ctx):
         n = ctx.n_clients
         if self.cache is None:
-            self.cache = {k: torch.zeros((n, *v.shape), dtype=torch.float64) for k, v in global_state.items()}
+            self.cache = {k: torch.zeros((n, *v.shape), dtype=torch.float64, device=v.device)
+                          for k, v in global_state.items()}
         k_ = len(updates)
         v = {}
         for key in global_state:

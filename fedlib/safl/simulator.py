@@ -83,9 +83,7 @@ def evaluate_state(model: nn.Module, state: dict, dataset, indices=None, train: 
     if indices is None:
         from fedlib.train import evaluate as _engine_eval  # noqa: PLC0415
 
-        small = sum(p.numel() for p in model.parameters()) < 1_000_000  # few big batches for tiny models
-        r = _engine_eval(model, state, dataset, split="train" if train else "test",
-                         batch_size=8192 if small else 1024)
+        r = _engine_eval(model, state, dataset, split="train" if train else "test")
         return {"accuracy": float(r.accuracy), "loss": float(r.loss), "per_class": r.per_class_accuracy}
     was = model.training
     model.load_state_dict(state)
