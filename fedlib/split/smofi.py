@@ -234,10 +234,13 @@ class SMoFiHook:
                 continue
             for name in self.names:
                 own = buffers.get(kind, name)
-                m = active.to(own.device).view(-1, *([1] * (own.dim() - 1)))
                 final = self._final.get((kind, name))
                 # record active clients' own momentum: it becomes m^{final} when they stop
-                final = own.clone() if final is None else torch.where(m, own, final)
+                if final is None or bool(active.all()):
+                    final = own.clone()
+                else:
+                    rows = active.nonzero().flatten().to(own.device)
+                    final.index_copy_(0, rows, own.index_select(0, rows))
                 self._final[(kind, name)] = final
                 fused = torch.tensordot(coef.to(own.device, own.dtype), final, dims=1)
                 self.last_fused[(kind, name)] = fused
