@@ -33,7 +33,7 @@ from fedlib.train.buffers import StackedBuffers
 from fedlib.train.common import StateLayout, cross_entropy, regularised_loss
 from fedlib.train.config import ClientResult
 from fedlib.train.optim import Hyper, adam_step, clip_by_total_norm, sgd_step
-from fedlib.train.stream import ClientStream, dropout_specs, has_dropout, use_masks
+from fedlib.train.stream import ClientStream, dropout_specs, has_dropout, use_masks, words_to_mask
 
 __all__ = ["train_stacked"]
 
@@ -83,9 +83,9 @@ def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, strea
         batch = {}
         for c in active:
             x, y = streams[c].next_batch(dataset, device)
-            masks = streams[c].masks(dropout_specs(template, x, spec_cache), device) if drop else []
-            batch[c] = (x, y, masks)
-            groups[(tuple(x.shape), x.dtype, tuple(y.shape), tuple(tuple(m.shape) for m in masks))].append(c)
+            specs = dropout_specs(template, x, spec_cache) if drop else []
+            batch[c] = (x, y, streams[c].mask_words(specs), specs)
+            groups[(tuple(x.shape), x.dtype, tuple(y.shape), tuple(specs))].append(c)
         for members in groups.values():
             full = len(members) == C
             idx = None if full else torch.tensor(members, device=device)
@@ -98,7 +98,9 @@ def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, strea
             b = {k: sel(v) for k, v in B.items()}  # BN updates these in place (gathered: copies)
             X = _stack([batch[c][0] for c in members])
             Y = _stack([batch[c][1] for c in members])
-            M = [_stack([batch[c][2][j] for c in members]) for j in range(len(batch[members[0]][2]))]
+            specs = batch[members[0]][3]  # every client's masks converted at once
+            M = [words_to_mask(_stack([batch[c][2][j] for c in members]).to(device), shape, pj, dt)
+                 for j, (pj, shape, dt) in enumerate(specs)]
             leaves = {k: v.detach().requires_grad_(True) for k, v in p.items()}
             args = [leaves, b, X, Y, M]
             if h.any_prox:

@@ -18,6 +18,8 @@ in eval mode and raises in train mode rather than silently using the global RNG.
 from __future__ import annotations
 
 import copy
+import math
+import sys
 import threading
 import weakref
 from contextlib import contextmanager
@@ -138,6 +140,30 @@ def dropout_specs(template: nn.Module, x: Tensor, cache: dict) -> list[tuple]:
     return specs
 
 
+def mask_words(shape, gen: torch.Generator, device) -> Tensor:
+    """The random 64-bit words one dropout mask of ``shape`` is made from (see :func:`words_to_mask`)."""
+    words = -(-math.prod(shape) // 3)
+    return torch.empty(words, dtype=torch.int64, device=device).random_(generator=gen)
+
+
+def words_to_mask(words: Tensor, shape, p: float, dtype: torch.dtype) -> Tensor:
+    """Dropout multipliers (0 or 1/(1 − p)) of ``shape`` from ``words`` ``[..., w]`` → ``[..., *shape]``.
+
+    Three Bernoulli(1 − p) keep decisions per 64-bit word (``random_`` on int64 gives 63 random
+    bits; the three low 16-bit words are used): ~3x cheaper on CPU than ``bernoulli_``/``rand``,
+    which call the Mersenne Twister once per element — mask generation is a large part of an FCN
+    step. ``p`` is resolved to 1/65536 (p = 0.3 drops with probability 0.300003). Elementwise, so
+    converting a client-stacked ``[C, w]`` at once equals converting each client's row.
+    """
+    lead = words.shape[:-1]
+    w = words.shape[-1]
+    r16 = words.contiguous().view(torch.int16).view(*lead, w, 4)
+    low = r16[..., :3] if sys.byteorder == "little" else r16[..., 1:]
+    n = math.prod(shape)
+    keep = (low >= (-32768 + round(p * 65536))).reshape(*lead, 3 * w)[..., :n]
+    return keep.to(dtype).mul_(1.0 / (1.0 - p)).view(*lead, *shape)
+
+
 # ----------------------------------------------------------------------------------- stream
 class ClientStream:
     """Step schedule and random draws of one client's local run (shared by every backend)."""
@@ -178,10 +204,10 @@ class ClientStream:
         dt = self.float_dtype if (self.float_dtype is not None and x.is_floating_point()) else None
         return x.to(device, dtype=dt, non_blocking=True), y.to(device, non_blocking=True)
 
+    def mask_words(self, specs) -> list[Tensor]:
+        """The random words of one forward pass's dropout masks, drawn from this client's stream."""
+        return [mask_words(shape, self.gen, self.data_device) for _, shape, _ in specs]
+
     def masks(self, specs, device: torch.device) -> list[Tensor]:
         """Dropout multipliers (0 or 1/(1 − p)) for one forward pass, drawn from this client's stream."""
-        out = []
-        for p, shape, dtype in specs:
-            keep = torch.empty(shape, dtype=dtype, device=self.data_device).bernoulli_(1.0 - p, generator=self.gen)
-            out.append(keep.mul_(1.0 / (1.0 - p)).to(device, non_blocking=True))
-        return out
+        return [words_to_mask(w.to(device), shape, p, dtype) for w, (p, shape, dtype) in zip(self.mask_words(specs), specs)]

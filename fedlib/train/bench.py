@@ -1,0 +1,208 @@
+"""``fedlib bench engine``: the loop and stacked backends on the same clients, in one run.
+
+    fedlib bench engine --model {fcn,lstm,cnn,resnet18} --clients N [--steps S] [--batch-size B]
+                        [--threads T] [--repeats R] [--device D] [--memory] [--json]
+
+Every backend trains the same N clients (FedQS-style local training: SGD, per-client lr and
+momentum, clip 20, batch 50, augmentation on for images) for S lock-steps on synthetic data of
+the model's real input shape (Adult: 11 features; Shakespeare: 80 symbol ids; CIFAR: 3x32x32
+uint8 images) — speed does not depend on the values. Runs are interleaved (loop, stacked, loop,
+stacked, ...) after a warm-up, and the median of R repeats is reported, so a load spike on a
+shared machine hits both alike. Printed: samples/s of each backend, the ratio stacked/loop, the
+``auto`` choice and how much slower than the faster backend it is, device, threads, torch
+version. ``--memory``: peak memory of each backend for 100 FCN clients (CPU: peak RSS increase of
+a fresh child process; CUDA: ``torch.cuda.max_memory_allocated``). A benchmark reports; no test
+asserts a time.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing as mp
+import platform
+import statistics
+import time
+
+import torch
+
+from fedlib.errors import check
+from fedlib.utils import set_threads
+
+BENCH_MODELS = ("fcn", "lstm", "cnn", "resnet18")
+DEFAULT_STEPS = {"fcn": 50, "lstm": 3, "cnn": 5, "resnet18": 2}
+
+__all__ = ["register", "measure", "measure_memory", "synthetic_dataset", "bench_tasks"]
+
+
+def synthetic_dataset(model: str, n: int, device="cpu", seed: int = 0):
+    """A :class:`fedlib.data.FedDataset` of random samples shaped like the model's real data."""
+    from fedlib.data.base import FedDataset
+
+    g = torch.Generator().manual_seed(seed)
+    if model == "fcn":
+        x, y, k, kind = torch.randn(n, 11, generator=g), torch.randint(0, 2, (n,), generator=g), 2, "tabular"
+    elif model == "lstm":
+        x, y, k, kind = (torch.randint(0, 80, (n, 80), generator=g), torch.randint(0, 80, (n,), generator=g), 80,
+                         "text")
+    else:
+        x = torch.randint(0, 256, (n, 3, 32, 32), dtype=torch.uint8, generator=g)
+        y, k, kind = torch.randint(0, 10, (n,), generator=g), 10, "image"
+    m = min(n, 256)
+    return FedDataset(f"synthetic-{model}", kind, x, y, x[:m].clone(), y[:m].clone(), k).to(device)
+
+
+def bench_tasks(clients: int, steps: int, batch_size: int):
+    """``clients`` clients of ``steps * batch_size`` samples each, FedQS-like settings."""
+    from fedlib.train import ClientTask, LocalConfig
+
+    n = steps * batch_size
+    return [ClientTask(c, torch.arange(c * n, (c + 1) * n),
+                       LocalConfig(lr=0.01 * (1 + c / clients), momentum=0.1 + 0.4 * c / clients,
+                                   batch_size=batch_size, steps=steps, clip_norm=20.0))
+            for c in range(clients)]
+
+
+def _sync(device: torch.device) -> None:
+    if device.type == "cuda":
+        torch.cuda.synchronize(device)
+
+
+def measure(model: str = "fcn", clients: int = 10, steps: int | None = None, batch_size: int = 50,
+            threads: int | None = 1, repeats: int = 3, device: str = "cpu",
+            backends=("loop", "stacked")) -> dict:
+    """Time ``backends`` on the same clients (interleaved, median of ``repeats``); a result dict."""
+    from fedlib.models import build_model
+    from fedlib.train import choose_backend, train_clients
+
+    check(model in BENCH_MODELS, f"unknown benchmark model {model!r}", f"use one of {', '.join(BENCH_MODELS)}")
+    check(clients >= 1 and repeats >= 1 and batch_size >= 1, "clients, repeats and batch size must be >= 1")
+    threads = set_threads(threads)
+    steps = steps or DEFAULT_STEPS[model]
+    dev = torch.device(device)
+    ds = synthetic_dataset(model, clients * steps * batch_size, dev)
+    net = build_model(model, ds.num_classes, seed=0).to(dev)
+    start = net.state_dict()
+    tasks = bench_tasks(clients, steps, batch_size)
+    warm = bench_tasks(clients, 1, batch_size)
+    for b in backends:  # lazy initialisation, allocator warm-up
+        train_clients(net, start, ds, warm, seed=0, backend=b)
+    times: dict[str, list[float]] = {b: [] for b in backends}
+    for _ in range(repeats):
+        for b in backends:
+            _sync(dev)
+            t0 = time.perf_counter()
+            train_clients(net, start, ds, tasks, seed=0, backend=b)
+            _sync(dev)
+            times[b].append(time.perf_counter() - t0)
+    samples = clients * steps * batch_size
+    med = {b: statistics.median(v) for b, v in times.items()}
+    auto = choose_backend(net, dev, clients)
+    out = {
+        "model": model, "clients": clients, "steps": steps, "batch_size": batch_size, "repeats": repeats,
+        "device": str(dev), "device_name": _device_name(dev), "threads": threads, "torch": torch.__version__,
+        "seconds": med, "seconds_all": times,
+        "samples_per_s": {b: samples / t for b, t in med.items()},
+        "auto": auto,
+    }
+    if "loop" in med and "stacked" in med:
+        out["stacked_over_loop"] = med["loop"] / med["stacked"]
+        best = min(med.values())
+        out["auto_slowdown"] = med[auto] / best - 1.0 if auto in med else None
+    return out
+
+
+def _device_name(dev: torch.device) -> str:
+    if dev.type == "cuda":
+        return torch.cuda.get_device_name(dev)
+    return platform.processor() or platform.machine()
+
+
+def _memory_child(backend: str, clients: int, steps: int, batch_size: int, device: str, threads, queue) -> None:
+    import resource
+
+    from fedlib.models import build_model
+    from fedlib.train import train_clients
+
+    set_threads(threads)
+    dev = torch.device(device)
+    ds = synthetic_dataset("fcn", clients * steps * batch_size, dev)
+    net = build_model("fcn", 2, seed=0).to(dev)
+    tasks = bench_tasks(clients, steps, batch_size)
+    train_clients(net, None, ds, bench_tasks(2, 1, batch_size), seed=0, backend=backend)  # imports, lazy init
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+        base = torch.cuda.memory_allocated(dev)
+        torch.cuda.reset_peak_memory_stats(dev)
+    else:
+        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    res = train_clients(net, None, ds, tasks, seed=0, backend=backend)
+    if dev.type == "cuda":
+        torch.cuda.synchronize(dev)
+        peak = torch.cuda.max_memory_allocated(dev) - base
+    else:
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base
+    del res
+    queue.put(peak)
+
+
+def measure_memory(clients: int = 100, steps: int = 5, batch_size: int = 50, device: str = "cpu",
+                   threads: int | None = 1, start_method: str = "spawn") -> dict:
+    """Peak extra memory (bytes) of each backend training ``clients`` FCN clients, each in a fresh process.
+
+    ``start_method="fork"`` skips the child's imports (fine with one thread on CPU; ``spawn`` is
+    the safe default with OpenMP threads or CUDA).
+    """
+    ctx = mp.get_context(start_method)
+    out = {}
+    for backend in ("loop", "stacked"):
+        q = ctx.Queue()
+        p = ctx.Process(target=_memory_child, args=(backend, clients, steps, batch_size, device, threads, q))
+        p.start()
+        out[backend] = q.get()
+        p.join()
+    return {"memory_clients": clients, "memory_steps": steps, "peak_bytes": out,
+            "memory_method": "torch.cuda.max_memory_allocated" if device.startswith("cuda")
+            else "peak RSS increase of a fresh process (ru_maxrss)"}
+
+
+def _format(r: dict) -> str:
+    lines = [f"fedlib bench engine: model={r['model']} clients={r['clients']} steps={r['steps']} "
+             f"batch={r['batch_size']} repeats={r['repeats']} device={r['device']} ({r['device_name']}) "
+             f"threads={r['threads']} torch={r['torch']}"]
+    for b, t in r["seconds"].items():
+        lines.append(f"  {b:8s} {r['samples_per_s'][b]:10.0f} samples/s   {t * 1e3 / r['steps']:8.2f} ms/lock-step")
+    if "stacked_over_loop" in r:
+        lines.append(f"  stacked/loop speed ratio: {r['stacked_over_loop']:.2f}x")
+        lines.append(f"  auto -> {r['auto']} ({100 * r['auto_slowdown']:+.1f}% vs the faster backend)")
+    if "peak_bytes" in r:
+        for b, v in r["peak_bytes"].items():
+            lines.append(f"  peak memory {b:8s} {v / 2**20:8.1f} MiB for {r['memory_clients']} FCN clients "
+                         f"({r['memory_method']})")
+    return "\n".join(lines)
+
+
+def _cmd_engine(args) -> int:
+    r = measure(args.model, args.clients, args.steps, args.batch_size, args.threads, args.repeats, args.device)
+    if args.memory:
+        r.update(measure_memory(100, 5, args.batch_size, args.device, args.threads))
+    print(json.dumps(r, indent=2) if args.json else _format(r))
+    return 0
+
+
+def register(subparsers) -> None:
+    """``fedlib bench engine`` (see the module docstring)."""
+    p = subparsers.add_parser("bench", help="benchmarks (engine backends)")
+    sub = p.add_subparsers(dest="bench_command", metavar="BENCH")
+    e = sub.add_parser("engine", help="loop vs stacked client-training backends, same clients, one run",
+                       description=__doc__.split("\n\n")[1] if __doc__ else None)
+    e.add_argument("--model", choices=BENCH_MODELS, default="fcn")
+    e.add_argument("--clients", type=int, default=10)
+    e.add_argument("--steps", type=int, default=None, help="lock-steps per run (default: per model)")
+    e.add_argument("--batch-size", type=int, default=50)
+    e.add_argument("--threads", type=int, default=1, help="torch intra-op threads (0: leave as is)")
+    e.add_argument("--repeats", type=int, default=3)
+    e.add_argument("--device", default="cpu")
+    e.add_argument("--memory", action="store_true", help="also peak memory of each backend, 100 FCN clients")
+    e.add_argument("--json", action="store_true")
+    e.set_defaults(func=_cmd_engine)
+    p.set_defaults(func=lambda args: (p.print_help(), 1)[1])
