@@ -151,7 +151,7 @@ def test_extends_cycle_and_unknown_preset(tmp_path, monkeypatch):
     ("data.alpha=abc", r"data.alpha must be a number, got 'abc'"),
     ("options.global_rng=3", r"options.global_rng must be true or false"),
     # algorithm options, validated by the registered options dataclass
-    ("options.dimm=3", r"unknown option\(s\) for toy/fedavg: dimm.*dimm -> dim\?.*valid options: dim"),
+    ("options.dimm=3", r"unknown option\(s\) for toy/fedavg: dimm.*did you mean options.dim \(for dimm\)\?.*valid options: dim"),
     ("options.dim=0", r"options.dim must be >= 1"),
 ])
 def test_each_validation_error(override, message):

@@ -91,7 +91,9 @@ def test_crash_then_resume_gives_the_uninterrupted_history(tmp_path):
     store = ResultStore(tmp_path / "crash")
     with pytest.raises(RuntimeError, match="simulated crash"):
         run(cfg, store=store, progress=False, trainer=CrashOnce(at=13))
-    assert store.status(cfg)[0] == "partial" and store.checkpoint_path(cfg).exists()
+    state, detail = store.status(cfg)
+    assert state == "failed" and "round 13: RuntimeError: simulated crash" in detail
+    assert store.checkpoint_path(cfg).exists() and not store.has(cfg)
     assert json.loads((store.path(cfg) / "progress.json").read_text())["round"] == 10
     # the global RNGs are perturbed between the runs: the checkpoint must restore them
     torch.rand(5), __import__("random").random()
@@ -100,6 +102,7 @@ def test_crash_then_resume_gives_the_uninterrupted_history(tmp_path):
     same_history(res.history, ref.history)
     pd.testing.assert_frame_equal(res.clients, ref.clients, check_exact=True)
     assert not store.checkpoint_path(cfg).exists()  # removed once the result is DONE
+    assert store.status(cfg) == ("done", "")
 
 
 def test_sigkill_mid_run_then_same_command_resumes_exactly(tmp_path):

@@ -55,6 +55,7 @@ def test_local_sweep_runs_cells_and_reports_failures(local_store):
     failed = table[table["status"] == "failed"]
     assert len(failed) == 2  # the failing config under both seeds; the other cells went on
     assert failed["error"].str.contains("deliberate failure at round 3").all()
+    assert store.status(failing)[0] == "failed"  # and `fedlib results list` says why
     assert (table[table["status"] != "failed"]["status"] == "done").all()
     for cfg in expand(good_cells(), seeds=[0, 1]):
         assert store.has(cfg)

@@ -73,10 +73,10 @@ class AlgorithmEntry:
             for k in unknown:
                 close = difflib.get_close_matches(k, valid, n=1, cutoff=0.5)
                 if close:
-                    hints.append(f"{k} -> {close[0]}?")
+                    hints.append(f"options.{close[0]} (for {k})")
             raise FedlibError(
                 f"unknown option(s) for {self.paradigm}/{self.name}: {', '.join(unknown)}",
-                (f"did you mean: {'; '.join(hints)}. " if hints else "")
+                (f"did you mean {', '.join(hints)}? " if hints else "")
                 + f"valid options: {', '.join(valid) or '(none)'}")
         inst = build_dataclass(self.options, options, "options.")
         if hasattr(inst, "validate"):

@@ -178,6 +178,7 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
     bar = tqdm(total=total, initial=start, disable=not progress, unit="round", leave=True,
                desc=f"{cfg.algorithm} seed={cfg.seed}", dynamic_ncols=True)
     t0 = time.perf_counter()
+    r = start
     try:
         for r in range(start + 1, total + 1):
             row = _clean_row(tr.run_round(), "Trainer.run_round()")
@@ -204,6 +205,9 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
                     "rng": rng_state(),
                     "wall_time": elapsed + (time.perf_counter() - t0),
                 }, round=r, total=total)
+    except Exception as err:
+        store.write_error(h, r, err)  # `fedlib results list` shows it; a rerun resumes
+        raise
     finally:
         bar.close()
 
@@ -225,6 +229,7 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
     })
     result = store.write_result(cfg, hist_df, pd.DataFrame(clients), summary)
     store.clear_checkpoint(h)
+    store.clear_error(h)
     if progress:
         how = f"resumed from round {start}" if start else "computed"
         _report(result, cfg, f"{how}, {summary['total_wall_time']:.1f}s")

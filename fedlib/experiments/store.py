@@ -9,6 +9,7 @@ Layout, one folder per config hash (:meth:`RunConfig.config_hash`)::
                   clients.csv      per-client rows (may be empty)
                   summary.json     metrics + sha256 of history.csv / clients.csv
                   DONE             written last: sha256 of every file above
+                  error.json       why the last attempt failed (until it succeeds)
 
 ``root`` is the ``FEDLIB_RESULTS`` environment variable, else ``./results``. Every file is written
 with :func:`fedlib.utils.atomic_write_bytes` (temporary file + rename), and a result counts as
@@ -149,13 +150,23 @@ class ResultStore:
 
     # ------------------------------------------------------------------ integrity
     def status(self, cfg_or_hash) -> tuple[str, str]:
-        """("done"|"partial"|"corrupt"|"missing", detail) of one result folder."""
+        """("done"|"partial"|"failed"|"corrupt"|"missing", detail) of one result folder.
+
+        ``failed``: the last attempt raised (see error.json); running it again retries, resuming
+        from the last checkpoint.
+        """
         h = self._hash(cfg_or_hash)
         d = self.root / h
         if not d.is_dir():
             return "missing", ""
         done = d / "DONE"
         if not done.exists():
+            if (d / "error.json").exists():
+                try:
+                    err = json.loads((d / "error.json").read_bytes())
+                    return "failed", f"at round {err.get('round')}: {err.get('error')}"
+                except Exception:  # noqa: BLE001
+                    return "failed", "unreadable error.json"
             if (d / "checkpoint.pt").exists():
                 return "partial", f"checkpoint at round {self._progress(d).get('round', '?')}"
             return "partial", "no checkpoint yet"
@@ -277,6 +288,18 @@ class ResultStore:
         d = self.path(cfg_or_hash)
         (d / "checkpoint.pt").unlink(missing_ok=True)
         (d / "progress.json").unlink(missing_ok=True)
+
+    def write_error(self, cfg_or_hash, round: int, err: BaseException) -> None:
+        """Record why the last attempt of a run failed (cleared when it next finishes)."""
+        import traceback
+
+        atomic_write_bytes(self.path(cfg_or_hash) / "error.json", _json_bytes({
+            "round": int(round), "error": f"{type(err).__name__}: {err}",
+            "traceback": "".join(traceback.format_exception(err, limit=12)),
+            "time": time.strftime("%Y-%m-%dT%H:%M:%S")}))
+
+    def clear_error(self, cfg_or_hash) -> None:
+        (self.path(cfg_or_hash) / "error.json").unlink(missing_ok=True)
 
     def clear(self, cfg_or_hash) -> None:
         """Remove everything of one run except its folder (before a forced recompute)."""
