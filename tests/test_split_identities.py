@@ -16,10 +16,9 @@ from fedlib.models import build_model, split_model
 from fedlib.models.split import split_forward_backward
 from fedlib.split.smofi import SMoFiHook, SMoFiOptions
 from fedlib.split.splitpath import ClientBatches, train_split_clients
-from fedlib.train import ClientTask, LocalConfig, train_clients
+from fedlib.train import ClientTask, LocalConfig
 from fedlib.train.buffers import LoopBuffers
 from fedlib.train.common import cross_entropy
-from fedlib.safl.strategy import weighted_model_average
 
 torch.set_num_threads(1)
 _SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"

@@ -43,7 +43,7 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from fedlib.errors import FedlibError, check, check_choice
+from fedlib.errors import check, check_choice
 from fedlib.split.methods import (local_config, make_addon, option_values, options_class,
                                   parse_method)
 from fedlib.split.smofi import SMoFiHook, SMoFiOptions
@@ -224,7 +224,7 @@ class SplitTrainer:
 
     def _train_sflv1(self, tasks, n) -> list[Any]:
         from fedlib.split.splitpath import ClientBatches, train_split_clients
-        from fedlib.train import ClientTask, train_clients
+        from fedlib.train import train_clients
 
         init = self._init_opt()
         if self.hook is not None:
