@@ -32,7 +32,7 @@ Backends
 ``"loop"`` — reference: a plain module + ``torch.optim`` optimizer per client.
 ``"stacked"`` — ``torch.func`` over the client-stacked state (:mod:`fedlib.train.stacked`).
 ``"auto"`` — :func:`choose_backend`: ``loop`` for one client, ``stacked`` on CUDA, on CPU ``loop``
-for models with convolutions or ``nn.RNNBase`` layers and ``stacked`` otherwise (measured in
+for models with convolutions or recurrent layers and ``stacked`` otherwise (measured in
 ``benchmarks/README.md``; ``fedlib bench engine`` re-measures it).
 """
 

@@ -24,21 +24,30 @@ BACKENDS = ("auto", "loop", "stacked")
 _CONV = (nn.Conv1d, nn.Conv2d, nn.Conv3d, nn.ConvTranspose1d, nn.ConvTranspose2d, nn.ConvTranspose3d)
 
 
+def _recurrent(m: nn.Module) -> bool:
+    name = type(m).__name__
+    return isinstance(m, nn.RNNBase) or any(tag in name for tag in ("LSTM", "GRU", "RNN"))
+
+
 def choose_backend(model: nn.Module, device: torch.device | str, num_clients: int) -> str:
     """The ``auto`` rule, from the measurements in ``benchmarks/README.md``.
 
     * one client: ``loop`` (nothing to batch);
-    * CUDA: ``stacked`` (one kernel launch for the whole group instead of one per client);
-    * CPU: ``loop`` for models with convolutions (vmapped convolutions are slower than a loop of
-      ordinary ones on CPU) or with ``nn.RNNBase`` layers (``vmap`` falls back to a per-client
-      loop for them), ``stacked`` otherwise (the FCN: per-op overhead dominates, batching wins).
+    * CUDA: ``stacked`` (one kernel launch per operation for the whole group instead of one per
+      client; kernel-launch overhead dominates small per-client work on a GPU);
+    * CPU: ``stacked`` only for feed-forward models without convolutions (the FCN: per-operation
+      overhead dominates its tiny matmuls and the optimizer/clip work, so batching wins);
+      ``loop`` for models with convolutions (vmapped convolutions are slower than a loop of
+      ordinary ones on CPU) and for recurrent models (``nn.RNNBase``, or a module whose class name
+      contains LSTM/GRU/RNN such as fedlib's matmul LSTM: 80 sequential time steps of
+      compute-bound matmuls at batch 50 — measured 2x slower stacked on 2 CPU cores).
     """
     device = torch.device(device)
     if num_clients <= 1:
         return "loop"
     if device.type == "cuda":
         return "stacked"
-    if any(isinstance(m, (*_CONV, nn.RNNBase)) for m in model.modules()):
+    if any(isinstance(m, _CONV) or _recurrent(m) for m in model.modules()):
         return "loop"
     return "stacked"
 

@@ -86,9 +86,13 @@ _TEMPLATES: "weakref.WeakKeyDictionary[nn.Module, dict]" = weakref.WeakKeyDictio
 def prepare_template(model: nn.Module, device: torch.device) -> nn.Module:
     """A private copy of ``model`` on ``device`` with ``nn.Dropout`` → :class:`MaskDropout` (cached)."""
     per_model = _TEMPLATES.setdefault(model, {})
-    key = str(device)
+    # the cache is keyed by what the copy depends on, so a model changed in place is re-copied
+    key = (str(device),
+           tuple((n, p.requires_grad, tuple(p.shape), p.dtype) for n, p in model.named_parameters()),
+           tuple((n, type(m).__name__, getattr(m, "p", None)) for n, m in model.named_modules()))
     if key in per_model:
         return per_model[key]
+    per_model.clear()
     for name, mod in model.named_modules():
         if isinstance(mod, _UNSUPPORTED_DROPOUT) and mod.p > 0:
             raise FedlibError(f"module {name!r} is a {type(mod).__name__}, which the engine cannot seed per client",
