@@ -221,7 +221,7 @@ def test_fadas_amsgrad_and_delay_adaptive_lr():
 
 
 def test_ca2fl_cached_calibration_by_hand():
-    s = CA2FL()
+    s = CA2FL({"server_lr": 1.0})
     c = ctx(n=3, k=2)
     g = {"w": T([0.0])}
     # round 1: caches all 0 -> v = 0 + ((1-0) + (3-0))/2 = 2
