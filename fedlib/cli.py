@@ -4,6 +4,7 @@
     fedlib bench engine ...              (fedlib.train.bench)
     fedlib run | sweep | results ...     (fedlib.experiments.cli)
     fedlib safl schedule ...             (fedlib.safl.cli)
+    fedlib split compare ...             (fedlib.split.cli)
     fedlib reproduce ...                 (fedlib.reproduce)
 """
 
@@ -21,6 +22,7 @@ _COMMAND_MODULES = (
     "fedlib.train.bench",
     "fedlib.experiments.cli",
     "fedlib.safl.cli",
+    "fedlib.split.cli",
     "fedlib.reproduce",
 )
 
