@@ -420,3 +420,68 @@ def test_auto_rule():
     assert choose_backend(build_model("cnn", 10, seed=0), "cpu", 10) == "loop"
     assert choose_backend(build_model("cnn", 10, seed=0), "cuda", 10) == "stacked"
     assert choose_backend(build_model("fcn", 2, seed=0), "cpu", 1) == "loop"
+
+
+def test_dropout_masks_rate_and_stacking():
+    from fedlib.train.stream import mask_words, words_to_mask
+
+    g = torch.Generator().manual_seed(0)
+    words = torch.stack([mask_words((40, 500), g, "cpu") for _ in range(3)])
+    stacked = words_to_mask(words, (40, 500), 0.3, torch.float32)
+    rows = torch.stack([words_to_mask(w, (40, 500), 0.3, torch.float32) for w in words])
+    assert torch.equal(stacked, rows) and stacked.shape == (3, 40, 500)
+    values = torch.unique(stacked).tolist()
+    assert len(values) == 2 and values[0] == 0.0 and values[1] == pytest.approx(1 / 0.7)
+    assert float((stacked > 0).float().mean()) == pytest.approx(0.7, abs=0.01)
+
+
+def test_user_model_untouched_and_frozen_parameters_kept():
+    model, ds = setup("fcn")
+    model.fc1[0].bias.requires_grad_(False)  # frozen: trained by neither backend
+    before = {k: v.clone() for k, v in model.state_dict().items()}
+    tasks = tasks_for(SGD_GROUP[:2])
+    a = train_clients(model, None, ds, tasks, seed=0, backend="loop")
+    b = train_clients(model, None, ds, tasks, seed=0, backend="stacked")
+    assert_results_close(a, b, 1e-4, 1e-6)
+    assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())
+    assert float(a[0].delta["fc1.0.bias"].abs().max()) == 0
+    assert float(a[0].delta["fc1.0.weight"].abs().max()) > 0
+
+
+@pytest.mark.parametrize("group", ["sgd", "adam"])
+def test_init_opt_state_carried_in(group):
+    """FedNAG / SMoFi carry-over: start from a given optimizer state, identically in both backends."""
+    model, ds = setup("fcn", torch.float64)
+    configs = [SGD_GROUP[0], SGD_GROUP[1], SGD_GROUP[2]] if group == "sgd" else ADAM_GROUP
+    first = train_clients(model, None, ds, tasks_for(configs), seed=0, backend="loop")
+    carried = first[0].opt_state
+    tasks = tasks_for(configs, offset=40)
+    for t in tasks:
+        t.init_opt_state = carried
+    a = train_clients(model, first[0].state, ds, tasks, seed=1, backend="loop")
+    b = train_clients(model, first[0].state, ds, tasks, seed=1, backend="stacked")
+    assert_results_close(a, b, 1e-9, 1e-11)
+    fresh = train_clients(model, first[0].state, ds, tasks_for(configs, offset=40), seed=1, backend="loop")
+    assert not torch.allclose(a[0].state["head.weight"], fresh[0].state["head.weight"])
+    if group == "adam":
+        assert a[0].opt_state["step"] == carried["step"] + tasks[0].config.steps
+    # a single SGD step from a carried buffer is torch.optim's  buf = mu*buf0 + g
+    if group == "sgd":
+        one = [ClientTask(0, torch.arange(8), LocalConfig(lr=0.1, momentum=0.9, batch_size=4, steps=1),
+                          init_opt_state=carried)]
+        zero = [ClientTask(0, torch.arange(8), LocalConfig(lr=0.1, momentum=0.9, batch_size=4, steps=1))]
+        r1 = train_clients(model, first[0].state, ds, one, seed=2, backend="stacked")[0]
+        r0 = train_clients(model, first[0].state, ds, zero, seed=2, backend="stacked")[0]
+        for n, buf0 in carried["momentum_buffer"].items():
+            torch.testing.assert_close(r1.opt_state["momentum_buffer"][n],
+                                       0.9 * buf0 + r0.opt_state["momentum_buffer"][n])
+
+
+def test_init_opt_state_validated():
+    model, ds = setup("fcn")
+    bad = [{"exp_avg": {}}, {"momentum_buffer": {"nope": torch.zeros(2)}},
+           {"momentum_buffer": {"head.bias": torch.zeros(3)}}, [1, 2]]
+    for init in bad:
+        t = ClientTask(0, torch.arange(8), LocalConfig(momentum=0.9, batch_size=4), init_opt_state=init)
+        with pytest.raises(FedlibError, match="init_opt_state"):
+            train_clients(model, None, ds, [t], seed=0)

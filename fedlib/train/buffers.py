@@ -72,8 +72,10 @@ class LoopBuffers(OptimizerBuffers):
     """:class:`OptimizerBuffers` over one ``torch.optim`` optimizer per client (loop backend)."""
 
     def __init__(self, optimizers: Sequence[torch.optim.Optimizer], params: Sequence[dict],
-                 param_names: Sequence[str], kinds: Sequence[str], active: Tensor):
+                 param_names: Sequence[str], kinds: Sequence[str], active: Tensor,
+                 momentum: Sequence[float] | None = None):
         self._opts = list(optimizers)
+        self._momentum = list(momentum) if momentum is not None else None
         self._params = list(params)
         self.param_names = tuple(param_names)
         self._name_set = set(self.param_names)
@@ -81,6 +83,8 @@ class LoopBuffers(OptimizerBuffers):
         self.active = active
 
     def _state(self, c: int, kind: str, name: str):
+        if kind == "momentum_buffer" and self._momentum is not None and self._momentum[c] == 0:
+            return None  # torch.optim.SGD ignores a buffer when momentum is 0
         st = self._opts[c].state.get(self._params[c][name])
         if not st:
             return None

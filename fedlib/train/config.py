@@ -126,12 +126,21 @@ def batches_per_epoch(n: int, batch_size: int, drop_last: bool) -> int:
 @dataclass
 class ClientTask:
     """One client's local run: its sample indices (into the dataset's train split), its settings,
-    and which start state it begins from (an index into ``train_clients``' ``starts`` list)."""
+    and which start state it begins from (an index into ``train_clients``' ``starts`` list).
+
+    ``init_opt_state`` (optional): the optimizer state to start from instead of a fresh one,
+    ``{kind: {param_name: tensor}}`` with the kinds of :attr:`ClientResult.opt_state` (SGD
+    ``momentum_buffer``: the first step is then ``buf = μ·buf_init + g`` as ``torch.optim.SGD`` with
+    an existing buffer; Adam/AdamW ``exp_avg``/``exp_avg_sq``, missing ones zero, and an optional
+    int ``step`` (default 0) for the bias correction). For FedNAG's averaged momentum and SMoFi's
+    carried fused momentum. Parameters not named start fresh.
+    """
 
     client_id: int
     indices: Tensor
     config: LocalConfig = LocalConfig()
     start: int = 0
+    init_opt_state: dict | None = None
 
 
 @dataclass
@@ -155,6 +164,32 @@ class ClientResult:
     steps: int
     num_samples: int
     opt_state: dict | None = None
+
+
+def validate_init_opt_state(task: "ClientTask", shapes: dict) -> None:
+    """Reject an ``init_opt_state`` with unknown kinds, names or shapes (``shapes``: trainable param shapes)."""
+    init = task.init_opt_state
+    if init is None:
+        return
+    from fedlib.train.buffers import KINDS
+
+    cid = task.client_id
+    check(isinstance(init, dict), f"client {cid}: init_opt_state must be a dict {{kind: {{name: tensor}}}}, "
+          f"got {type(init).__name__}")
+    allowed = KINDS[task.config.optimizer]
+    for kind, per in init.items():
+        if kind == "step" and task.config.optimizer != "sgd":
+            check(_is_int(per) and per >= 0, f"client {cid}: init_opt_state['step'] must be an int >= 0, got {per!r}")
+            continue
+        check(kind in allowed, f"client {cid}: init_opt_state kind {kind!r} does not belong to optimizer "
+              f"{task.config.optimizer!r}", f"use {', '.join(allowed)}")
+        check(isinstance(per, dict), f"client {cid}: init_opt_state[{kind!r}] must be a dict {{name: tensor}}")
+        for name, t in per.items():
+            check(name in shapes, f"client {cid}: init_opt_state[{kind!r}] names {name!r}, "
+                  "which is not a trainable parameter of the model")
+            check(isinstance(t, Tensor) and tuple(t.shape) == shapes[name],
+                  f"client {cid}: init_opt_state[{kind!r}][{name!r}] must be a tensor of shape {shapes[name]}, got "
+                  f"{tuple(t.shape) if isinstance(t, Tensor) else type(t).__name__}")
 
 
 def validate_tasks(tasks, num_train: int, num_starts: int) -> None:

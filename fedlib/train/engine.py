@@ -12,7 +12,7 @@ from torch import nn
 
 from fedlib.errors import check, check_choice
 from fedlib.train.common import StateLayout, resolve_starts
-from fedlib.train.config import ClientResult, ClientTask, validate_tasks
+from fedlib.train.config import ClientResult, ClientTask, validate_init_opt_state, validate_tasks
 from fedlib.train.loop import train_loop
 from fedlib.train.stacked import train_stacked
 from fedlib.train.stream import ClientStream, prepare_template
@@ -92,6 +92,9 @@ def train_clients(model: nn.Module, starts, dataset, tasks: list[ClientTask], *,
     data_device = _data_device(dataset)
     device = torch.device(device) if device is not None else data_device
     layout = StateLayout.of(model)
+    shapes = {n: tuple(p.shape) for n, p in model.named_parameters() if n in set(layout.params)}
+    for t in tasks:
+        validate_init_opt_state(t, shapes)
     start_states = resolve_starts(model, starts, layout, device)
     template = prepare_template(model, device)
 

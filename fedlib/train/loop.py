@@ -19,7 +19,7 @@ from fedlib.train.common import StateLayout, cross_entropy, regularised_loss
 from fedlib.train.config import ClientResult, LocalConfig
 from fedlib.train.stream import ClientStream, dropout_specs, has_dropout, use_masks
 
-__all__ = ["train_loop", "make_optimizer"]
+__all__ = ["train_loop", "make_optimizer", "seed_state"]
 
 
 def make_optimizer(params, cfg: LocalConfig) -> torch.optim.Optimizer:
@@ -45,7 +45,9 @@ def train_loop(template: nn.Module, starts: list[dict], dataset, tasks, streams:
         params = {n: p for n, p in m.named_parameters() if p.requires_grad}
         models.append(m)
         named.append(params)
-        opts.append(make_optimizer([params[n] for n in layout.params], t.config))
+        opt = make_optimizer([params[n] for n in layout.params], t.config)
+        seed_state(opt, params, t.init_opt_state)
+        opts.append(opt)
         start_params.append([starts[t.start][n] for n in layout.params] if t.config.prox_mu else None)
         loss_sum.append(torch.zeros((), dtype=torch.float64, device=device))
     kinds = KINDS[tasks[0].config.optimizer]
@@ -70,7 +72,8 @@ def train_loop(template: nn.Module, starts: list[dict], dataset, tasks, streams:
             opt.step()
             loss_sum[c] += ce.detach()
         if hook is not None:
-            hook(tau, active, LoopBuffers(opts, named, layout.params, kinds, active))
+            hook(tau, active, LoopBuffers(opts, named, layout.params, kinds, active,
+                                          [t.config.momentum for t in tasks]))
     results = []
     for c, t in enumerate(tasks):
         state = {k: v.detach().clone() for k, v in models[c].state_dict().items()}
@@ -79,15 +82,40 @@ def train_loop(template: nn.Module, starts: list[dict], dataset, tasks, streams:
         steps = streams[c].steps
         loss = float(loss_sum[c]) / steps if steps else float("nan")
         results.append(ClientResult(t.client_id, state, delta, loss, steps, streams[c].n,
-                                    _opt_state(opts[c], named[c], layout.params) if steps else None))
+                                    _opt_state(opts[c], named[c], layout.params, t.config) if steps else None))
     return results
 
 
-def _opt_state(opt: torch.optim.Optimizer, params: dict, names) -> dict | None:
+def seed_state(opt: torch.optim.Optimizer, params: dict, init: dict | None) -> None:
+    """Start ``opt`` from ``init = {kind: {name: tensor}}`` (+ ``step`` for Adam), see ``ClientTask``.
+
+    Adam/AdamW: every parameter's state is created (zeros, ``step`` = ``init.get("step", 0)``),
+    then the given entries are copied in — one step count per client, as the stacked backend.
+    """
+    if not init:
+        return
+    if isinstance(opt, torch.optim.Adam):  # AdamW is a subclass
+        step = float(init.get("step", 0))
+        for p in params.values():
+            st = opt.state[p]
+            st["step"] = torch.tensor(step, dtype=torch.float32)
+            st["exp_avg"] = torch.zeros_like(p, memory_format=torch.preserve_format).detach()
+            st["exp_avg_sq"] = torch.zeros_like(p, memory_format=torch.preserve_format).detach()
+    for kind, per in init.items():
+        if kind == "step":
+            continue
+        for name, t in per.items():
+            p = params[name]
+            opt.state[p][kind] = t.detach().to(device=p.device, dtype=p.dtype).clone()
+
+
+def _opt_state(opt: torch.optim.Optimizer, params: dict, names, cfg: LocalConfig) -> dict | None:
     out: dict = {}
     for n in names:
         st = opt.state.get(params[n], {})
         for kind, v in st.items():
+            if kind == "momentum_buffer" and cfg.momentum == 0:
+                continue  # only a carried-in buffer can be here; SGD with momentum 0 never uses it
             if kind == "step":
                 out["step"] = int(v)
             elif isinstance(v, torch.Tensor):

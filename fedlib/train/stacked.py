@@ -67,7 +67,17 @@ def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, strea
     else:
         opt = {"exp_avg": {k: torch.zeros_like(v) for k, v in P.items()},
                "exp_avg_sq": {k: torch.zeros_like(v) for k, v in P.items()}}
-    step_count = torch.zeros(C, dtype=torch.float64, device=device)
+    # optimizer state carried in (ClientTask.init_opt_state): rows start from it instead of zeros
+    seeded = {kind: torch.zeros(C, dtype=torch.bool, device=device) for kind in opt}
+    for c, t in enumerate(tasks):
+        for kind, per in (t.init_opt_state or {}).items():
+            if kind not in opt:
+                continue
+            for name, v in per.items():
+                opt[kind][name][c] = v.detach().to(device=device, dtype=opt[kind][name].dtype)
+            seeded[kind][c] = bool(per)
+    step_count = torch.tensor([float((t.init_opt_state or {}).get("step", 0)) if optimizer != "sgd" else 0.0
+                               for t in tasks], dtype=torch.float64, device=device)
     stepped = torch.zeros(C, dtype=torch.bool, device=device)
     mom_pos = h_all.momentum > 0
     loss_sum = torch.zeros(C, dtype=torch.float64, device=device)
@@ -148,7 +158,8 @@ def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, strea
         act[active] = True
         stepped |= act.to(device)
         if hook is not None:
-            valid = {kind: (stepped & mom_pos if kind == "momentum_buffer" else stepped) for kind in opt}
+            valid = {kind: ((stepped | seeded[kind]) & mom_pos if kind == "momentum_buffer"
+                            else stepped | seeded[kind]) for kind in opt}
             bufs = StackedBuffers(opt, pnames, valid, act)
             hook(tau, act, bufs)
             opt = bufs.state  # set() replaces tensors, never mutates them
