@@ -48,6 +48,12 @@ def prepare_task(cfg):
     ds = load_dataset(d.dataset)
     if ds.kind in ("image", "tabular"):
         ds.normalize = d.normalize
+    if ds.kind == "tabular" and ds.normalize != "none":
+        # normalise the (small) tabular tensors once instead of in every batch: the same
+        # element-wise operations, so the same numbers
+        xs = {k: ds.batch(torch.arange(n_), train=k == "train", augment=False)[0]
+              for k, n_ in (("train", ds.num_train), ("test", ds.num_test))}
+        ds = dataclasses.replace(ds, train_x=xs["train"], test_x=xs["test"], normalize="none")
     opts = {}
     if d.partition == "dirichlet":
         opts["alpha"] = float(d.alpha)
