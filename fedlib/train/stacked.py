@@ -33,7 +33,8 @@ from fedlib.train.buffers import StackedBuffers
 from fedlib.train.common import StateLayout, cross_entropy, regularised_loss
 from fedlib.train.config import ClientResult
 from fedlib.train.optim import Hyper, adam_step, clip_by_total_norm, sgd_step
-from fedlib.train.stream import ClientStream, dropout_specs, has_dropout, use_masks, words_to_mask
+from fedlib.train.stream import (ClientStream, dropout_specs, fill_mask_words, has_dropout, mask_word_count,
+                                 use_masks, words_to_mask)
 
 __all__ = ["train_stacked"]
 
@@ -86,17 +87,14 @@ def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, strea
     spec_cache: dict = {}
     vloss = _client_losses(template, pnames, onames, h_all.any_prox, h_all.any_l2)
 
+    merged = _batch_draws_nothing(dataset, {t.config.augment for t in tasks}, streams[0].data_device)
+    float_dtype = streams[0].float_dtype
+
     max_steps = max(s.steps for s in streams)
     for tau in range(max_steps):
         active = [c for c in range(C) if streams[c].active]
-        groups: dict = defaultdict(list)
-        batch = {}
-        for c in active:
-            x, y = streams[c].next_batch(dataset, device)
-            specs = dropout_specs(template, x, spec_cache) if drop else []
-            batch[c] = (x, y, streams[c].mask_words(specs), specs)
-            groups[(tuple(x.shape), x.dtype, tuple(y.shape), tuple(specs))].append(c)
-        for members in groups.values():
+        for members, X, Y, M in _group_batches(template, dataset, streams, active, merged, drop, spec_cache,
+                                               device, float_dtype):
             full = len(members) == C
             idx = None if full else torch.tensor(members, device=device)
 
@@ -106,11 +104,6 @@ def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, strea
             h = h_all.take(idx)
             p = {k: sel(v) for k, v in P.items()}
             b = {k: sel(v) for k, v in B.items()}  # BN updates these in place (gathered: copies)
-            X = _stack([batch[c][0] for c in members])
-            Y = _stack([batch[c][1] for c in members])
-            specs = batch[members[0]][3]  # every client's masks converted at once
-            M = [words_to_mask(_stack([batch[c][2][j] for c in members]).to(device), shape, pj, dt)
-                 for j, (pj, shape, dt) in enumerate(specs)]
             leaves = {k: v.detach().requires_grad_(True) for k, v in p.items()}
             args = [leaves, b, X, Y, M]
             if h.any_prox:
@@ -165,6 +158,67 @@ def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, strea
             opt = bufs.state  # set() replaces tensors, never mutates them
 
     return _results(tasks, streams, starts, layout, P, B, opt, step_count, mom_pos, loss_sum, same_start)
+
+
+def _batch_draws_nothing(dataset, augment_flags, data_device) -> dict:
+    """For each ``augment`` flag: does ``dataset.batch`` leave the generator untouched (no random
+    augmentation)? Then a group's batches can be fetched with one call on the concatenated indices
+    (the per-client streams still draw their permutations and dropout masks themselves)."""
+    out = {}
+    probe_idx = torch.zeros(1, dtype=torch.long, device=data_device)
+    for flag in augment_flags:
+        g = torch.Generator(device=data_device)
+        g.manual_seed(0)
+        before = g.get_state()
+        try:
+            dataset.batch(probe_idx, train=True, generator=g, augment=flag)
+        except Exception:  # noqa: BLE001 - an odd dataset: keep to the per-client path
+            out[flag] = False
+            continue
+        out[flag] = torch.equal(before, g.get_state())
+    return out
+
+
+def _group_batches(template, dataset, streams, active, merged, drop, spec_cache, device, float_dtype):
+    """Every active client's next batch and dropout masks, grouped by shape: ``(members, X, Y, M)``
+    with ``X``/``Y`` ``[c, B, ...]`` and ``M`` the client-stacked dropout multipliers."""
+    out = []
+    if all(merged.get(streams[c].config.augment, False) for c in active):
+        picks = {c: streams[c].next_indices() for c in active}
+        groups: dict = defaultdict(list)
+        for c in active:
+            groups[(len(picks[c]), streams[c].config.augment)].append(c)
+        for (bs, flag), members in groups.items():
+            cat = torch.cat([picks[c] for c in members])
+            x, y = dataset.batch(cat, train=True, generator=streams[members[0]].gen, augment=flag)
+            dt = float_dtype if (float_dtype is not None and x.is_floating_point()) else None
+            X = x.to(device, dtype=dt).reshape(len(members), bs, *x.shape[1:])
+            Y = y.to(device).reshape(len(members), bs, *y.shape[1:])
+            specs = dropout_specs(template, X[0], spec_cache) if drop else []
+            M = []
+            for pj, shape, dtype in specs:  # each client's words from its own stream, in its order
+                W = torch.empty(len(members), mask_word_count(shape), dtype=torch.int64,
+                                device=streams[members[0]].data_device)
+                for row, c in enumerate(members):
+                    fill_mask_words(W[row], streams[c].gen)
+                M.append(words_to_mask(W.to(device), shape, pj, dtype))
+            out.append((members, X, Y, M))
+        return out
+    groups = defaultdict(list)
+    batch = {}
+    for c in active:
+        x, y = streams[c].next_batch(dataset, device)
+        specs = dropout_specs(template, x, spec_cache) if drop else []
+        batch[c] = (x, y, streams[c].mask_words(specs), specs)
+        groups[(tuple(x.shape), x.dtype, tuple(y.shape), tuple(specs))].append(c)
+    for members in groups.values():
+        X = _stack([batch[c][0] for c in members])
+        Y = _stack([batch[c][1] for c in members])
+        specs = batch[members[0]][3]  # every client's masks converted at once
+        M = [words_to_mask(_stack([batch[c][2][j] for c in members]).to(device), shape, pj, dt)
+             for j, (pj, shape, dt) in enumerate(specs)]
+        out.append((members, X, Y, M))
+    return out
 
 
 def _client_losses(template: nn.Module, pnames, onames, prox: bool, l2: bool):

@@ -143,10 +143,19 @@ def dropout_specs(template: nn.Module, x: Tensor, cache: dict) -> list[tuple]:
     return specs
 
 
+def mask_word_count(shape) -> int:
+    """How many 64-bit random words a dropout mask of ``shape`` takes (four decisions per word)."""
+    return -(-math.prod(shape) // 4)
+
+
+def fill_mask_words(out: Tensor, gen: torch.Generator) -> Tensor:
+    """Fill the int64 tensor ``out`` with uniformly random 64-bit words from ``gen``."""
+    return out.random_(-2 ** 63, None, generator=gen)
+
+
 def mask_words(shape, gen: torch.Generator, device) -> Tensor:
     """The random 64-bit words one dropout mask of ``shape`` is made from (see :func:`words_to_mask`)."""
-    words = -(-math.prod(shape) // 4)
-    return torch.empty(words, dtype=torch.int64, device=device).random_(-2 ** 63, None, generator=gen)
+    return fill_mask_words(torch.empty(mask_word_count(shape), dtype=torch.int64, device=device), gen)
 
 
 def words_to_mask(words: Tensor, shape, p: float, dtype: torch.dtype) -> Tensor:
