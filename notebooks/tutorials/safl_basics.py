@@ -216,7 +216,8 @@ plt.show()
 # | SSBC straggling, strongly biased | f ≤ f̄, s < s̄ | increases | m_i or 0 | situation 2 |
 #
 # Until both indicators exist the client is in `warmup` (no adaptation). The run's `clients` table
-# holds one row per training start.
+# (`RunResult.clients`) holds one row per training start: round, tick, client, type, lr, momentum,
+# similarity, speed, feedback, ...
 
 # %%
 base = RunConfig.from_preset(S["preset"])
@@ -254,10 +255,20 @@ save_figure(fig, "safl_basics_types", profile, GROUP)
 plt.show()
 
 # %% [markdown]
+# Left: the share of each type among the training starts. Right: the learning rate each type trains
+# with — FedQS lowers it step by step for fast clients (FWBC; FSBC keeps its rate but clients move
+# between the two) and raises it for stragglers (SWBC, SSBC), clipped to [0.001, 0.2] (spec §4).
+#
+# Why does `warmup` never disappear? A client needs a similarity s_i, i.e. a non-zero local update.
+# With the Adult split, some clients hold fewer samples than one batch (B = 50, `drop_last`) after the
+# 8:2 validation holdout: they take no optimizer step (spec §2), their update is zero, and FedQS never
+# classifies them.
+#
 # The same records per client: rows are clients sorted by their delay r_i (fast at the top), columns
-# are round bins, colour is the type the client had most often in that bin. Fast clients are
-# aggregated more than average (f > f̄: FSBC / FWBC), stragglers less (SWBC / SSBC); the similarity
-# decides the "bias" half and can change from one start to the next.
+# are round bins, colour is the type the client had most often in that bin (white: the client did not
+# start a training in that bin — slow clients start rarely). Fast clients are aggregated more than
+# average (f > f̄: FSBC / FWBC), stragglers less (SWBC / SSBC); the similarity decides the "bias"
+# half and can change from one start to the next.
 
 # %%
 delays_run = make_delays(cfg.safl.delays, S["clients"], cfg.safl.ratio, seed=S["seed"]).tolist()
