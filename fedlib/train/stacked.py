@@ -32,6 +32,7 @@ from torch.func import functional_call, vmap
 from fedlib.train.buffers import StackedBuffers
 from fedlib.train.common import StateLayout, cross_entropy, regularised_loss
 from fedlib.train.config import ClientResult
+from fedlib.train.direct import direct_losses, supports_direct
 from fedlib.train.optim import Hyper, adam_step, clip_by_total_norm, sgd_step
 from fedlib.train.stream import (ClientStream, dropout_specs, fill_mask_words, has_dropout, mask_word_count,
                                  use_masks, words_to_mask)
@@ -85,7 +86,8 @@ def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, strea
 
     drop = has_dropout(template)
     spec_cache: dict = {}
-    vloss = _client_losses(template, pnames, onames, h_all.any_prox, h_all.any_l2)
+    direct = supports_direct(template)  # plain feed-forward: batched matmuls, no vmap (direct.py)
+    vloss = None if direct else _client_losses(template, pnames, onames, h_all.any_prox, h_all.any_l2)
 
     merged = _batch_draws_nothing(dataset, {t.config.augment for t in tasks}, streams[0].data_device)
     float_dtype = streams[0].float_dtype
@@ -105,12 +107,17 @@ def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, strea
             p = {k: sel(v) for k, v in P.items()}
             b = {k: sel(v) for k, v in B.items()}  # BN updates these in place (gathered: copies)
             leaves = {k: v.detach().requires_grad_(True) for k, v in p.items()}
-            args = [leaves, b, X, Y, M]
-            if h.any_prox:
-                args += [{k: sel(v) for k, v in P0.items()}, h.prox_mu]
-            if h.any_l2:
-                args.append(h.l2)
-            losses, ce = vloss(*args)
+            p0 = {k: sel(v) for k, v in P0.items()} if h.any_prox else None
+            if direct:
+                losses, ce = direct_losses(template, pnames, {**leaves, **b}, X, Y, M, p0,
+                                           h.prox_mu if h.any_prox else None, h.l2 if h.any_l2 else None)
+            else:
+                args = [leaves, b, X, Y, M]
+                if h.any_prox:
+                    args += [p0, h.prox_mu]
+                if h.any_l2:
+                    args.append(h.l2)
+                losses, ce = vloss(*args)
             grads = torch.autograd.grad(losses.sum(), [leaves[k] for k in pnames])
             with torch.no_grad():
                 if h.any_clip:
