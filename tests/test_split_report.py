@@ -67,3 +67,28 @@ def test_compare_cli_parses():
     ns = p.parse_args(["split", "compare", "--preset", "smofi-cifar10-cpu", "--baseline",
                        "sflv1-cifar10-cpu", "--set", "rounds=5", "--targets", "0.3"])
     assert ns.func.__name__ == "cmd_compare" and ns.overrides == ["rounds=5"] and ns.targets == [0.3]
+
+
+def test_compare_presets_gives_algorithm_options_to_the_method_only(monkeypatch):
+    import fedlib.experiments.runner as runner
+    from fedlib.split.report import compare_presets
+
+    seen = []
+
+    class Fake:
+        def __init__(self, cfg):
+            self.config_hash = cfg.short_hash
+            self.history = hist([0.1, 0.3] if cfg.algorithm == "sflv1" else [0.3, 0.4])
+            self.summary = {"algorithm": cfg.algorithm}
+
+    def fake_run(cfg, store=None, progress=False):
+        seen.append(cfg)
+        return Fake(cfg)
+
+    monkeypatch.setattr(runner, "run", fake_run)
+    out = compare_presets("smofi-cifar10-cpu", "sflv1-cifar10-cpu",
+                          ["seed=3", "options.alpha=-1.0", "rounds=2"])
+    base, method = seen
+    assert (base.algorithm, base.options, base.seed, base.rounds) == ("sflv1", {}, 3, 2)
+    assert (method.options["alpha"], method.seed, method.rounds) == (-1.0, 3, 2)
+    assert out["speedup"] == 2.0 and out["baseline"] == "sflv1-cifar10-cpu"

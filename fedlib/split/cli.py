@@ -3,7 +3,8 @@
     fedlib split compare --preset smofi-cifar10-cpu --baseline sflv1-cifar10-cpu \
         [--set seed=1 ...] [--targets 0.3 0.35] [--results DIR]
 
-Both presets get the same ``--set`` overrides; finished runs are reused from the result store.
+Both presets get the same ``--set`` overrides, except ``options.*`` (algorithm options), which
+only the method gets; finished runs are reused from the result store.
 Prints one JSON object: the method's summary (as ``fedlib run``), then ``baseline``, ``target``
 (the baseline's best accuracy), ``rounds_to_target``, ``baseline_rounds_to_target``,
 ``speedup`` and the same per extra target.
@@ -33,7 +34,7 @@ def register(subparsers) -> None:
     c.add_argument("--preset", required=True, metavar="NAME", help="the method's preset")
     c.add_argument("--baseline", required=True, metavar="NAME", help="the baseline's preset")
     c.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
-                   help="override applied to both runs, e.g. --set rounds=20")
+                   help="override applied to both runs (options.* to the method only), e.g. --set rounds=20")
     c.add_argument("--targets", nargs="*", type=float, default=None, metavar="ACC",
                    help="extra target accuracies (fractions) besides the baseline's best")
     c.add_argument("--results", metavar="DIR", default=None,

@@ -74,12 +74,18 @@ def compare_presets(method: str, baseline: str, overrides=None, store=None,
                     targets: Sequence[float] | None = None, progress: bool = False) -> dict:
     """Run (or load from the result store) preset ``method`` and preset ``baseline`` with the same
     ``overrides`` and return the method's summary plus :func:`speedup_summary` against the
-    baseline (and the baseline's config hash)."""
-    from fedlib.experiments.config import RunConfig
+    baseline (and the baseline's config hash).
+
+    ``options.*`` overrides (algorithm options) apply to the method only: the baseline keeps its
+    own algorithm and options; every other override (scale, seed, data, local) applies to both.
+    """
+    from fedlib.experiments.config import RunConfig, _parse_overrides
     from fedlib.experiments.runner import run
 
-    cm = RunConfig.from_preset(method, overrides)
-    cb = RunConfig.from_preset(baseline, overrides)
+    pairs = _parse_overrides(overrides)
+    shared = {k: v for k, v in pairs if not k.startswith("options.")}
+    cm = RunConfig.from_preset(method, dict(pairs) or None)
+    cb = RunConfig.from_preset(baseline, shared or None)
     rb = run(cb, store=store, progress=progress)
     rm = run(cm, store=store, progress=progress)
     out = dict(rm.summary)
