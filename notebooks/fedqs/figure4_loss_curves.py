@@ -44,6 +44,8 @@ workers = None     # >1: run the missing cells in a local process pool first (fe
 
 # %%
 # NBVAL_CHECK_OUTPUT
+import yaml
+
 from fedlib.reporting import resolve_profile, show_settings
 
 profile = resolve_profile(profile)
@@ -54,10 +56,17 @@ SETTINGS = {
     "paper": dict(tasks=["cifar10-x0.5", "shakespeare", "adult-gender"], methods=None, seeds=[0, 1, 2], rounds=None,
                   smooth=5, workers=1),
 }
+LISTS = {'methods', 'seeds', 'tasks'}  # knobs that hold lists
 settings = dict(SETTINGS[profile])
-for _key in settings:
-    if globals().get(_key) is not None:
-        settings[_key] = globals()[_key]
+for _key in settings:  # a knob set in the parameters cell overrides the profile default
+    _value = globals().get(_key)
+    if _value is None:
+        continue
+    if isinstance(_value, str) and not isinstance(settings[_key], str):
+        _value = yaml.safe_load(_value)  # e.g. papermill -p tasks "[adult]"
+    if _key in LISTS and not isinstance(_value, (list, tuple)):
+        _value = [_value]
+    settings[_key] = _value
 S = settings
 show_settings(settings, profile)
 
@@ -105,15 +114,25 @@ SCALE = {
 }
 
 
-def task_config(method, task):
+def is_reduced(task):
+    """True when this profile (or the rounds knob) changes the paper-scale preset of ``task``."""
     if task not in TASKS:
         raise FedlibError(f"unknown task {task!r}", f"choose from {list(TASKS)}")
-    suffix, over, _ = TASKS[task]
+    suffix, over = TASKS[task][:2]
     scale = list(SCALE[profile][suffix.split("-")[0]])
     if S["rounds"] is not None:
         scale.append(f"rounds={S['rounds']}")
-    label = "paper" if not scale else profile  # no reduction: the paper's setting
-    return RunConfig.from_preset(f"{method}-{suffix}").with_overrides([*over, *scale, f"profile={label}"])
+    base = RunConfig.from_preset(f"fedavg-{suffix}").with_overrides(over)
+    return base.with_overrides(scale).config_hash() != base.config_hash(), scale
+
+
+def task_config(method, task, extra=()):
+    """The run of ``method`` on ``task`` at this profile (preset + the profile's reductions + extra).
+    Runs at the paper's scale are labelled ``paper`` (shared by the cpu and paper reports)."""
+    suffix, over = TASKS[task][:2]
+    reduced, scale = is_reduced(task)
+    label = ("custom" if profile == "paper" else profile) if reduced else "paper"
+    return RunConfig.from_preset(f"{method}-{suffix}").with_overrides([*over, *scale, *extra, f"profile={label}"])
 
 
 def run_all(cfgs, desc):
@@ -179,7 +198,7 @@ final["rank"] = final.groupby(["task", "aggregation"])["final_loss"].rank(method
 display_table = final.pivot_table(index=["aggregation", "method"], columns="task", values="final_loss").round(4)
 out = []
 for task in S["tasks"]:
-    reduced = task_config("fedavg", task).profile != "paper"
+    reduced = is_reduced(task)[0]
     note = (f"{profile} profile: reduced run, not the paper's setting" if reduced else "paper scale") + \
         f"; {len(S['seeds'])} seed(s); paper: FedQS has the lowest loss"
     for fedqs, agg in (("FedQS-Avg", "model"), ("FedQS-SGD", "gradient")):

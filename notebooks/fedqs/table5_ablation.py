@@ -50,6 +50,8 @@ workers = None     # >1: run the missing cells in a local process pool first (fe
 
 # %%
 # NBVAL_CHECK_OUTPUT
+import yaml
+
 from fedlib.reporting import resolve_profile, show_settings
 
 profile = resolve_profile(profile)
@@ -65,10 +67,17 @@ SETTINGS = {
     "paper": dict(task="cifar10", alphas=[0.1, 0.5, 1.0], variants=list(VARIANTS), seeds=[0], rounds=400,
                   workers=1, reduce=[]),
 }
+LISTS = {'alphas', 'seeds', 'variants'}  # knobs that hold lists
 settings = dict(SETTINGS[profile])
-for _key in settings:
-    if globals().get(_key) is not None:
-        settings[_key] = globals()[_key]
+for _key in settings:  # a knob set in the parameters cell overrides the profile default
+    _value = globals().get(_key)
+    if _value is None:
+        continue
+    if isinstance(_value, str) and not isinstance(settings[_key], str):
+        _value = yaml.safe_load(_value)  # e.g. papermill -p tasks "[adult]"
+    if _key in LISTS and not isinstance(_value, (list, tuple)):
+        _value = [_value]
+    settings[_key] = _value
 S = settings
 show_settings(settings, profile)
 
@@ -99,6 +108,7 @@ reduce = list(S["reduce"])
 if S["task"] == "cifar10" and profile != "paper":
     reduce += ["model.name=cnn", "data.max_train=5000", "data.max_test=1000"]  # a CPU cannot train ResNet-18
 paper_scale = not reduce and S["rounds"] == 400
+LABEL = "paper" if paper_scale else ("custom" if profile == "paper" else profile)  # run label in the store
 data_variants = [[f"data.alpha={a}"] for a in S["alphas"]] if S["task"] == "cifar10" else [[]]
 
 
@@ -116,7 +126,7 @@ for method in METHODS:
             for seed in S["seeds"]:
                 cfgs.append(RunConfig.from_preset(f"{method}-{PRESET}").with_overrides(
                     [*VARIANTS[variant], *data, *reduce, f"rounds={S['rounds']}", f"seed={seed}",
-                     f"profile={'paper' if paper_scale else profile}"]))
+                     f"profile={LABEL}"]))
                 cells.append((METHODS[method], variant, data[0] if data else "", seed))
 print(f"{len(cfgs)} runs on {S['task']}")
 

@@ -51,6 +51,8 @@ workers = None     # >1: run the missing cells in a local process pool first (fe
 
 # %%
 # NBVAL_CHECK_OUTPUT
+import yaml
+
 from fedlib.reporting import resolve_profile, show_settings
 
 profile = resolve_profile(profile)
@@ -63,10 +65,17 @@ SETTINGS = {
     "cpu": dict(task="adult", scenarios=list(SCENARIOS), seeds=[0], rounds=400, workers=1, reduce=[]),
     "paper": dict(task="cifar10", scenarios=list(SCENARIOS), seeds=[0], rounds=400, workers=1, reduce=[]),
 }
+LISTS = {'scenarios', 'seeds'}  # knobs that hold lists
 settings = dict(SETTINGS[profile])
-for _key in settings:
-    if globals().get(_key) is not None:
-        settings[_key] = globals()[_key]
+for _key in settings:  # a knob set in the parameters cell overrides the profile default
+    _value = globals().get(_key)
+    if _value is None:
+        continue
+    if isinstance(_value, str) and not isinstance(settings[_key], str):
+        _value = yaml.safe_load(_value)  # e.g. papermill -p tasks "[adult]"
+    if _key in LISTS and not isinstance(_value, (list, tuple)):
+        _value = [_value]
+    settings[_key] = _value
 S = settings
 show_settings(settings, profile)
 
@@ -98,6 +107,7 @@ reduce = list(S["reduce"])
 if S["task"] == "cifar10" and profile != "paper":
     reduce += ["model.name=cnn", "data.max_train=5000", "data.max_test=1000"]  # a CPU cannot train ResNet-18
 paper_scale = not reduce and S["rounds"] == 400
+LABEL = "paper" if paper_scale else ("custom" if profile == "paper" else profile)  # run label in the store
 target_frac = 0.98 if S["task"] == "adult" else 0.95
 
 
@@ -114,7 +124,7 @@ for scenario in ["none", *S["scenarios"]]:
         for seed in S["seeds"]:
             cfgs.append(RunConfig.from_preset(f"{method}-{PRESET}").with_overrides(
                 [f"safl.scenario={scenario}", *reduce, f"rounds={S['rounds']}", f"seed={seed}",
-                 f"profile={'paper' if paper_scale else profile}"]))
+                 f"profile={LABEL}"]))
             cells.append((scenario, method, seed))
 print(f"{len(cfgs)} runs on {S['task']} (the static ones are shared with Table 2)")
 

@@ -61,6 +61,8 @@ seed = None
 # NBVAL_CHECK_OUTPUT
 import os
 
+import yaml
+
 from fedlib.reporting import resolve_profile, show_settings
 
 profile = resolve_profile(profile)
@@ -73,9 +75,13 @@ SETTINGS = {
                   preset="fedqs-avg-adult-gender", clients=100, k=10, rounds=400, max_train=None, seed=0),
 }
 settings = dict(SETTINGS[profile])
-for _key in settings:
-    if globals().get(_key) is not None:
-        settings[_key] = globals()[_key]
+for _key in settings:  # a knob set in the parameters cell overrides the profile default
+    _value = globals().get(_key)
+    if _value is None:
+        continue
+    if isinstance(_value, str) and not isinstance(settings[_key], str):
+        _value = yaml.safe_load(_value)  # e.g. papermill -p rounds "40"
+    settings[_key] = _value
 S = settings
 show_settings(settings, profile)
 
