@@ -61,6 +61,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 import torch
+import yaml
 
 from fedlib.experiments import ResultStore, RunConfig, run, sweep
 from fedlib.reporting import (comparison, project_root, resolve_profile, save_comparison,
@@ -75,7 +76,7 @@ OPTIMIZERS = ["SGDM", "NAG", "Adam", "AdamW"]
 ALPHAS = [-0.01, -0.1, -0.5, -1.0, -1e-6, -50.0]
 SETTINGS = {
     "smoke": dict(ablations=FAMILIES, alphas=[-0.1, -1e-6, -50.0], client_counts=[4, 8], participation=1.0,
-                  architectures=["cnn"], optimizers=OPTIMIZERS, adam_lr=0.001, seeds=[0], rounds=2,
+                  architectures=["cnn"], optimizers=["SGDM", "Adam"], adam_lr=0.001, seeds=[0], rounds=2,
                   model="cnn", cut=None, max_train=256, max_test=100, clients=4, per_round=4,
                   workers=1),
     "cpu": dict(ablations=FAMILIES, alphas=ALPHAS, client_counts=[10, 20, 40], participation=0.5,
@@ -88,11 +89,22 @@ SETTINGS = {
                   clients=20, per_round=10, workers=1),
 }
 settings = dict(SETTINGS[profile])
-for _k in settings:
-    if globals().get(_k) is not None:
-        settings[_k] = globals()[_k]
+LISTS = {"ablations", "alphas", "client_counts", "architectures", "optimizers", "seeds"}  # knobs that hold lists
+for _k in settings:  # a knob set in the parameters cell overrides the profile default
+    _v = globals().get(_k)
+    if _v is None:
+        continue
+    if isinstance(_v, str) and not isinstance(settings[_k], str):
+        _v = yaml.safe_load(_v)  # e.g. papermill -p datasets "[cifar10]"
+    if _k in LISTS and not isinstance(_v, (list, tuple)):
+        _v = [_v]
+    settings[_k] = _v
 S = settings
-show_settings(settings, profile)
+# runs keep the profile as their label only at the profile's own scale; changed knobs make them "custom"
+SCALE_KNOBS = ("rounds", "model", "cut", "max_train", "max_test", "clients", "per_round", "adam_lr",
+               "participation")
+LABEL = profile if all(S[k] == SETTINGS[profile][k] for k in SCALE_KNOBS) else "custom"
+show_settings({**settings, "run label": LABEL}, profile)
 
 # %%
 store = ResultStore(os.environ.get("FEDLIB_RESULTS") or project_root() / "results")
@@ -100,7 +112,7 @@ store = ResultStore(os.environ.get("FEDLIB_RESULTS") or project_root() / "result
 
 def config(algorithm: str, seed: int, **extra) -> RunConfig:
     """CIFAR-10 run of ``algorithm`` at this profile (``extra``: more overrides)."""
-    over = {"profile": profile, "seed": int(seed), "algorithm": algorithm, "options": {},
+    over = {"profile": LABEL, "seed": int(seed), "algorithm": algorithm, "options": {},
             "rounds": S["rounds"], "data.dataset": "cifar10",
             "data.max_train": S["max_train"], "data.max_test": S["max_test"],
             "model.name": S["model"], "model.cut": S["cut"],
@@ -111,9 +123,11 @@ def config(algorithm: str, seed: int, **extra) -> RunConfig:
 
 
 def execute(cfgs: list) -> list:
-    """Run (or load) every config; ``workers > 1`` runs the missing ones in parallel first."""
-    if S["workers"] > 1 and any(store.get(c) is None for c in cfgs):
-        sweep(cfgs, workers=S["workers"], store=store)
+    """Run (or load) every config. With ``workers > 1`` and several runs missing, those run first
+    in parallel (``sweep``: one single-threaded process each); a lone missing run runs here."""
+    todo = {c.config_hash(): c for c in cfgs if store.get(c) is None}
+    if S["workers"] > 1 and len(todo) > 1:
+        sweep(list(todo.values()), workers=min(S["workers"], len(todo)), store=store)
     return [run(c, store=store, progress=True) for c in cfgs]
 
 
@@ -200,7 +214,7 @@ CLAIMS = {"alpha": "paper: α = −0.1 by default, needs manual tuning (no numbe
 
 
 def scale_note() -> str:
-    if profile == "paper":
+    if LABEL == "paper":
         return f"paper profile (spec §4), {len(S['seeds'])} seed(s)"
     data = f"{S['max_train']} training images" if S["max_train"] else "all training images"
     return (f"{profile} profile: {S['model']} on {data} of cifar10, {S['clients']} clients / "

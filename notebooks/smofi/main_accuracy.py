@@ -62,6 +62,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 import torch
+import yaml
 
 from fedlib.data import load_dataset
 from fedlib.errors import FedlibError
@@ -96,18 +97,28 @@ SETTINGS = {
                   cut="layer1", max_train=None, max_test=None, clients=20, per_round=10, workers=1),
 }
 settings = dict(SETTINGS[profile])
-for _k in settings:
-    if globals().get(_k) is not None:
-        settings[_k] = globals()[_k]
+LISTS = {"datasets", "methods", "seeds"}  # knobs that hold lists
+for _k in settings:  # a knob set in the parameters cell overrides the profile default
+    _v = globals().get(_k)
+    if _v is None:
+        continue
+    if isinstance(_v, str) and not isinstance(settings[_k], str):
+        _v = yaml.safe_load(_v)  # e.g. papermill -p datasets "[cifar10]"
+    if _k in LISTS and not isinstance(_v, (list, tuple)):
+        _v = [_v]
+    settings[_k] = _v
 if not isinstance(settings["rounds"], dict):
     settings["rounds"] = {d: int(settings["rounds"]) for d in ALL_DATASETS}
 BATCH = {"cifar10": 32, "cifar100": 32, "tinyimagenet": 64}  # spec §4 [D]
 S = settings
-show_settings(settings, profile)
+# runs keep the profile as their label only at the profile's own scale; changed knobs make them "custom"
+SCALE_KNOBS = ("rounds", "model", "cut", "max_train", "max_test", "clients", "per_round")
+LABEL = profile if all(S[k] == SETTINGS[profile][k] for k in SCALE_KNOBS) else "custom"
+show_settings({**settings, "run label": LABEL}, profile)
 
 # %% [markdown]
-# Every run is the `sflv1-cifar10` preset (spec §4 defaults) with the profile's overrides; the
-# exact overrides are printed below. The same profile settings are used by the other SMoFi
+# Every run is the `sflv1-cifar10` preset (spec §4 defaults) with the profile's overrides (see
+# `config` below; one full run configuration is printed). The same profile settings are used by the other SMoFi
 # notebooks, so runs they share (e.g. FedAvg and SMoFi on CIFAR-10) are computed once.
 
 # %%
@@ -116,7 +127,7 @@ store = ResultStore(os.environ.get("FEDLIB_RESULTS") or project_root() / "result
 
 def config(dataset: str, algorithm: str, seed: int, **extra) -> RunConfig:
     """The run of ``algorithm`` on ``dataset`` at this profile (``extra``: more overrides)."""
-    over = {"profile": profile, "seed": int(seed), "algorithm": algorithm, "options": {},
+    over = {"profile": LABEL, "seed": int(seed), "algorithm": algorithm, "options": {},
             "rounds": S["rounds"][dataset], "data.dataset": dataset,
             "data.max_train": S["max_train"], "data.max_test": S["max_test"],
             "model.name": S["model"], "model.cut": S["cut"],
@@ -127,9 +138,11 @@ def config(dataset: str, algorithm: str, seed: int, **extra) -> RunConfig:
 
 
 def execute(cfgs: list) -> list:
-    """Run (or load) every config; ``workers > 1`` runs the missing ones in parallel first."""
-    if S["workers"] > 1 and any(store.get(c) is None for c in cfgs):
-        sweep(cfgs, workers=S["workers"], store=store)
+    """Run (or load) every config. With ``workers > 1`` and several runs missing, those run first
+    in parallel (``sweep``: one single-threaded process each); a lone missing run runs here."""
+    todo = {c.config_hash(): c for c in cfgs if store.get(c) is None}
+    if S["workers"] > 1 and len(todo) > 1:
+        sweep(list(todo.values()), workers=min(S["workers"], len(todo)), store=store)
     return [run(c, store=store, progress=True) for c in cfgs]
 
 
@@ -201,7 +214,7 @@ table.round(2)
 
 # %%
 def scale_note(dataset: str) -> str:
-    if profile == "paper":
+    if LABEL == "paper":
         return f"paper profile (spec §4), {len(S['seeds'])} seed(s)"
     data = f"{S['max_train']} training images" if S["max_train"] else "all training images"
     return (f"{profile} profile: {S['model']} on {data} of {dataset}, {S['clients']} clients / "

@@ -40,20 +40,20 @@
 
 # %% tags=["parameters"]
 profile = "auto"
-model_name = None      # fedlib.models name (cnn at smoke/cpu, resnet18 at paper)
-cut = None             # cut point (None = the model's default)
-n_clients = None       # clients selected in the round
-max_train = None       # CIFAR-10 training images used (subsample)
-dirichlet_alpha = None # label skew
-batch_size = None
-lr = None
-momentum = None
-alpha = None           # SMoFi staleness exponent (< 0)
-rounds = None          # rounds of the small SFLV1-vs-SMoFi run in part 4
-identity_steps = None  # SGDM steps in the split-vs-whole comparison
-max_test = None        # test images for the accuracy curve
-pca_layer = None       # server-part parameter prefix whose momentum is projected in 2-D
-seed = 0
+model_name = None       # fedlib.models name: cnn at smoke and cpu, resnet18 at paper
+cut = None              # cut point, None means the default cut of the model
+n_clients = None        # clients selected in the round
+max_train = None        # CIFAR-10 training images used, a seeded subsample
+dirichlet_alpha = None  # label skew of the client partition
+batch_size = None       # local batch size
+lr = None               # local learning rate
+momentum = None         # SGD momentum beta
+alpha = None            # SMoFi staleness exponent, negative
+rounds = None           # rounds of the small SFLV1-vs-SMoFi run in part 4
+identity_steps = None   # SGDM steps in the split-vs-whole comparison
+max_test = None         # test images for the accuracy curve
+pca_layer = None        # server-part parameter prefix whose momentum is projected in 2-D
+seed = 0                # seed of the model, data subsample and client streams
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -65,6 +65,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 import torch
+import yaml
 from tqdm.auto import tqdm
 
 from fedlib.reporting import resolve_profile, save_figure, show_settings
@@ -83,9 +84,10 @@ SETTINGS = {
                   identity_steps=20, max_test=None, pca_layer="head"),
 }
 settings = dict(SETTINGS[profile])
-for _k in settings:
-    if globals().get(_k) is not None:
-        settings[_k] = globals()[_k]
+for _k in settings:  # a knob set in the parameters cell overrides the profile default
+    _v = globals().get(_k)
+    if _v is not None:
+        settings[_k] = yaml.safe_load(_v) if isinstance(_v, str) and not isinstance(settings[_k], str) else _v
 settings["seed"] = seed
 show_settings(settings, profile)
 
