@@ -29,6 +29,6 @@ def test_cli_json(capsys):
 
 
 def test_memory_of_each_backend():
-    r = measure_memory(clients=2, steps=1, batch_size=5, start_method="fork")
+    r = measure_memory(clients=4, steps=2, batch_size=5)
     assert set(r["peak_bytes"]) == {"loop", "stacked"}
-    assert all(v >= 0 for v in r["peak_bytes"].values())
+    assert all(v > 0 for v in r["peak_bytes"].values())  # at least the results themselves

@@ -10,15 +10,14 @@ uint8 images) — speed does not depend on the values. Runs are interleaved (loo
 stacked, ...) after a warm-up, and the median of R repeats is reported, so a load spike on a
 shared machine hits both alike. Printed: samples/s of each backend, the ratio stacked/loop, the
 ``auto`` choice and how much slower than the faster backend it is, device, threads, torch
-version. ``--memory``: peak memory of each backend for 100 FCN clients (CPU: peak RSS increase of
-a fresh child process; CUDA: ``torch.cuda.max_memory_allocated``). A benchmark reports; no test
+version. ``--memory``: peak memory of each backend for 100 FCN clients (CPU: sampled peak of the C heap
+in use; CUDA: ``torch.cuda.max_memory_allocated``). A benchmark reports; no test
 asserts a time.
 """
 
 from __future__ import annotations
 
 import json
-import multiprocessing as mp
 import platform
 import statistics
 import time
@@ -117,9 +116,55 @@ def _device_name(dev: torch.device) -> str:
     return platform.processor() or platform.machine()
 
 
-def _memory_child(backend: str, clients: int, steps: int, batch_size: int, device: str, threads, queue) -> None:
-    import resource
+class _HeapSampler:
+    """Peak of the C heap in use (glibc ``mallinfo2``: ``uordblks + hblkhd``), sampled by a thread.
 
+    Torch's CPU tensors live on the C heap; freed-but-cached memory is not counted, unlike RSS.
+    Torch operations release the GIL, so the sampler sees the heap during forward and backward.
+    """
+
+    def __init__(self):
+        import ctypes
+
+        class _MallInfo2(ctypes.Structure):
+            _fields_ = [(n, ctypes.c_size_t) for n in ("arena", "ordblks", "smblks", "hblks", "hblkhd", "usmblks",
+                                                       "fsmblks", "uordblks", "fordblks", "keepcost")]
+
+        self._libc = ctypes.CDLL("libc.so.6")
+        self._libc.mallinfo2.restype = _MallInfo2
+        self.peak = 0
+
+    def used(self) -> int:
+        m = self._libc.mallinfo2()
+        return int(m.uordblks + m.hblkhd)
+
+    def __enter__(self):
+        import threading
+
+        self.base = self.used()
+        self.peak = self.base
+        self._stop = threading.Event()
+
+        def run():
+            while not self._stop.is_set():
+                self.peak = max(self.peak, self.used())
+                time.sleep(0.0002)
+
+        self._thread = threading.Thread(target=run, daemon=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+        self.peak = max(self.peak, self.used())
+
+
+def measure_memory(clients: int = 100, steps: int = 5, batch_size: int = 50, device: str = "cpu",
+                   threads: int | None = 1) -> dict:
+    """Peak extra memory (bytes) of each backend while training ``clients`` FCN clients (the
+    results kept alive until the peak is read). CUDA: ``torch.cuda.max_memory_allocated``; CPU:
+    the sampled peak of the C heap in use (:class:`_HeapSampler`, glibc only)."""
     from fedlib.models import build_model
     from fedlib.train import train_clients
 
@@ -128,41 +173,24 @@ def _memory_child(backend: str, clients: int, steps: int, batch_size: int, devic
     ds = synthetic_dataset("fcn", clients * steps * batch_size, dev)
     net = build_model("fcn", 2, seed=0).to(dev)
     tasks = bench_tasks(clients, steps, batch_size)
-    train_clients(net, None, ds, bench_tasks(2, 1, batch_size), seed=0, backend=backend)  # imports, lazy init
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
-        base = torch.cuda.memory_allocated(dev)
-        torch.cuda.reset_peak_memory_stats(dev)
-    else:
-        base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-    res = train_clients(net, None, ds, tasks, seed=0, backend=backend)
-    if dev.type == "cuda":
-        torch.cuda.synchronize(dev)
-        peak = torch.cuda.max_memory_allocated(dev) - base
-    else:
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - base
-    del res
-    queue.put(peak)
-
-
-def measure_memory(clients: int = 100, steps: int = 5, batch_size: int = 50, device: str = "cpu",
-                   threads: int | None = 1, start_method: str = "spawn") -> dict:
-    """Peak extra memory (bytes) of each backend training ``clients`` FCN clients, each in a fresh process.
-
-    ``start_method="fork"`` skips the child's imports (fine with one thread on CPU; ``spawn`` is
-    the safe default with OpenMP threads or CUDA).
-    """
-    ctx = mp.get_context(start_method)
     out = {}
     for backend in ("loop", "stacked"):
-        q = ctx.Queue()
-        p = ctx.Process(target=_memory_child, args=(backend, clients, steps, batch_size, device, threads, q))
-        p.start()
-        out[backend] = q.get()
-        p.join()
+        train_clients(net, None, ds, bench_tasks(2, 1, batch_size), seed=0, backend=backend)  # lazy init
+        if dev.type == "cuda":
+            torch.cuda.synchronize(dev)
+            base = torch.cuda.memory_allocated(dev)
+            torch.cuda.reset_peak_memory_stats(dev)
+            res = train_clients(net, None, ds, tasks, seed=0, backend=backend)
+            torch.cuda.synchronize(dev)
+            out[backend] = torch.cuda.max_memory_allocated(dev) - base
+        else:
+            with _HeapSampler() as hs:
+                res = train_clients(net, None, ds, tasks, seed=0, backend=backend)
+            out[backend] = hs.peak - hs.base
+        del res
     return {"memory_clients": clients, "memory_steps": steps, "peak_bytes": out,
-            "memory_method": "torch.cuda.max_memory_allocated" if device.startswith("cuda")
-            else "peak RSS increase of a fresh process (ru_maxrss)"}
+            "memory_method": "torch.cuda.max_memory_allocated" if dev.type == "cuda"
+            else "sampled peak of the C heap in use (glibc mallinfo2)"}
 
 
 def _format(r: dict) -> str:
