@@ -52,7 +52,7 @@ alpha = None            # SMoFi staleness exponent, negative
 rounds = None           # rounds of the small SFLV1-vs-SMoFi run in part 4
 identity_steps = None   # SGDM steps in the split-vs-whole comparison
 max_test = None         # test images for the accuracy curve
-pca_layer = None        # server-part parameter prefix whose momentum is projected in 2-D
+sketch_dim = None       # size of the random sketch of the server momentum used for the 2-D PCA
 seed = 0                # seed of the model, data subsample and client streams
 
 # %%
@@ -75,13 +75,13 @@ profile = resolve_profile(profile)
 SETTINGS = {
     "smoke": dict(model_name="cnn", cut=None, n_clients=4, max_train=256, dirichlet_alpha=0.1,
                   batch_size=16, lr=0.01, momentum=0.9, alpha=-0.1, rounds=1, identity_steps=3,
-                  max_test=200, pca_layer="head"),
+                  max_test=200, sketch_dim=512),
     "cpu": dict(model_name="cnn", cut=None, n_clients=10, max_train=5000, dirichlet_alpha=0.1,
                 batch_size=32, lr=0.01, momentum=0.9, alpha=-0.1, rounds=4, identity_steps=20,
-                max_test=2000, pca_layer="head"),
+                max_test=2000, sketch_dim=512),
     "paper": dict(model_name="resnet18", cut="layer1", n_clients=10, max_train=None,
                   dirichlet_alpha=0.1, batch_size=32, lr=0.01, momentum=0.9, alpha=-0.1, rounds=10,
-                  identity_steps=20, max_test=None, pca_layer="head"),
+                  identity_steps=20, max_test=None, sketch_dim=512),
 }
 settings = dict(SETTINGS[profile])
 for _k in settings:  # a knob set in the parameters cell overrides the profile default
@@ -231,14 +231,19 @@ tasks = [ClientTask(client_id=j, indices=parts[j], config=local) for j in range(
 
 
 server_names = [n for n, _ in server_part.named_parameters()]
-pca_names = [n for n in server_names if n.startswith(S["pca_layer"] + ".")] or server_names[-2:]
+n_server = sum(server_part.state_dict()[n].numel() for n in server_names)
+# a count sketch (one random bucket and sign per coordinate): keeps inner products, hence angles,
+# approximately, at the cost of one pass over the vector
+_g = generator(S["seed"], "tutorial", "sketch")
+sketch_bucket = torch.randint(0, S["sketch_dim"], (n_server,), generator=_g)
+sketch_sign = torch.randint(0, 2, (n_server,), generator=_g).double().mul_(2).sub_(1)
 
 
 class MomentumRecorder:
     """A lock-step hook that records each active surrogate's own server-part momentum.
 
-    Full vectors are reduced on the fly (pairwise cosines, norms); only the ``pca_names``
-    tensors (the classifier) are kept for the 2-D projection.
+    Full vectors are reduced on the fly: exact pairwise cosines, and a ``sketch_dim``-sized count
+    sketch of each vector for the 2-D projection.
     """
 
     def __init__(self):
@@ -247,14 +252,15 @@ class MomentumRecorder:
     def __call__(self, tau, active, buffers):
         flat = torch.cat([buffers.get("momentum_buffer", n).flatten(1) for n in server_names], 1)
         act = torch.nonzero(active).flatten().tolist()
-        unit = torch.nn.functional.normalize(flat[act].double(), dim=1)
+        own = flat[act].double()
+        unit = torch.nn.functional.normalize(own, dim=1)
         cos = unit @ unit.T
         for a in range(len(act)):
             for b in range(a + 1, len(act)):
                 self.rows.append({"step": tau + 1, "pair": f"{act[a]}-{act[b]}", "cosine": float(cos[a, b])})
-        small = torch.cat([buffers.get("momentum_buffer", n).flatten(1) for n in pca_names], 1)
-        for j in act:
-            self.points.append((tau + 1, j, small[j].clone()))
+        sk = torch.zeros(len(act), S["sketch_dim"], dtype=torch.float64).index_add_(1, sketch_bucket, own * sketch_sign)
+        for i, j in enumerate(act):
+            self.points.append((tau + 1, j, sk[i]))
 
 
 def one_round(fuse: bool, rnd: int = 0, start=None, record=True):
@@ -305,11 +311,12 @@ plt.show()
 cos.groupby("method")["cosine"].describe()[["count", "mean", "50%", "min", "max"]]
 
 # %% [markdown]
-# **2-D projection of the momentum trajectories.** Each surrogate's classifier momentum
-# (`pca_layer`) at every step, scaled to unit length (its *direction*) and projected on the two
-# principal components of all points of both runs together (so the two panels share axes).
-# Dots are steps, one colour per client. Without fusion every client wanders off along its own
-# classes' direction; with fusion the directions stay clustered.
+# **2-D projection of the momentum directions.** Each surrogate's whole server-part momentum at
+# every step, compressed by a fixed random count sketch (`sketch_dim` numbers; angles are kept
+# approximately), scaled to unit length (its *direction*) and projected on the two principal
+# components of all points of both runs together, so the two panels share axes. One colour per
+# client, larger dots = later steps. Look at how much the clients' colours separate in each
+# panel; the cosine plot above is the quantitative version of the same question.
 
 # %%
 pts = [(name, s, j, v) for name, (_, rec) in runs.items() for (s, j, v) in rec.points]
@@ -319,10 +326,10 @@ _, _, v = torch.linalg.svd(mat, full_matrices=False)
 xy = (mat @ v[:2].T).numpy()
 proj = pd.DataFrame({"method": [p[0] for p in pts], "step": [p[1] for p in pts],
                      "client": [p[2] for p in pts], "pc1": xy[:, 0], "pc2": xy[:, 1]})
-g = sns.relplot(data=proj, x="pc1", y="pc2", hue="client", col="method", kind="line", sort=False,
-                units="client", estimator=None, marker="o", markersize=3, palette="tab10",
-                height=3.6, aspect=1.1)
-g.figure.suptitle(f"Momentum of the {S['pca_layer']} layer, PCA of both runs", y=1.03)
+proj["client"] = proj["client"].astype(str)
+g = sns.relplot(data=proj, x="pc1", y="pc2", hue="client", size="step", sizes=(6, 70), col="method",
+                kind="scatter", palette="tab10", alpha=0.8, height=3.8, aspect=1.05)
+g.figure.suptitle("Directions of the surrogates' server-part momentum (sketch + PCA of both runs)", y=1.03)
 save_figure(g.figure, "split_learning_and_fusion_pca", profile, "tutorials")
 plt.show()
 
