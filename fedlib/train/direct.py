@@ -22,6 +22,31 @@ __all__ = ["supports_direct", "direct_losses"]
 _ELEMENTWISE = (nn.ReLU, nn.LeakyReLU, nn.ELU, nn.GELU, nn.SiLU, nn.Tanh, nn.Sigmoid, nn.Softplus, nn.Hardtanh)
 
 
+class _StackedLinear(torch.autograd.Function):
+    """``y[c] = x[c] @ w[c]ᵀ + b[c]`` for every client c, with a backward that picks the fast
+    matmul layout: MKL's batched GEMM is ~6x slower when the output's last dimension is tiny
+    (the FCN's 500x11 and 500x2 weight gradients), so the weight gradient is computed in the
+    orientation whose last dimension is the larger one (then transposed)."""
+
+    @staticmethod
+    def forward(ctx, x, w, b):
+        ctx.save_for_backward(x, w)
+        ctx.has_bias = b is not None
+        wt = w.transpose(1, 2)
+        return torch.bmm(x, wt) if b is None else torch.baddbmm(b.unsqueeze(1), x, wt)
+
+    @staticmethod
+    def backward(ctx, g):
+        x, w = ctx.saved_tensors
+        gx = torch.bmm(g, w) if ctx.needs_input_grad[0] else None
+        if w.shape[1] >= w.shape[2]:  # out >= in: compute [C, in, out], hand back its transpose
+            gw = torch.bmm(x.transpose(1, 2), g).transpose(1, 2)
+        else:
+            gw = torch.bmm(g.transpose(1, 2), x)
+        gb = g.sum(1) if ctx.has_bias and ctx.needs_input_grad[2] else None
+        return gx, gw, gb
+
+
 def supports_direct(model: nn.Module) -> bool:
     """Whether every module of ``model`` has a client-stacked rule here (and it has no buffers)."""
     if any(True for _ in model.buffers()):
@@ -48,9 +73,7 @@ def _forward(module: nn.Module, prefix: str, params: dict[str, Tensor], x: Tenso
         w = params[f"{prefix}weight"]  # [C, out, in]
         c, n_in = x.shape[0], x.shape[-1]
         lead = x.shape[1:-1]
-        x2 = x.reshape(c, -1, n_in)
-        b = params.get(f"{prefix}bias")
-        out = torch.bmm(x2, w.transpose(1, 2)) if b is None else torch.baddbmm(b.unsqueeze(1), x2, w.transpose(1, 2))
+        out = _StackedLinear.apply(x.reshape(c, -1, n_in), w, params.get(f"{prefix}bias"))
         return out.reshape(c, *lead, w.shape[1])
     if isinstance(module, MaskDropout):
         if not module.training or module.p == 0.0:

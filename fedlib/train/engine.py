@@ -11,6 +11,7 @@ import torch
 from torch import nn
 
 from fedlib.errors import check, check_choice
+from fedlib.train.allocator import tune_malloc
 from fedlib.train.common import StateLayout, resolve_starts
 from fedlib.train.config import ClientResult, ClientTask, validate_init_opt_state, validate_tasks
 from fedlib.train.loop import train_loop
@@ -98,6 +99,8 @@ def train_clients(model: nn.Module, starts, dataset, tasks: list[ClientTask], *,
     start_states = resolve_starts(model, starts, layout, device)
     template = prepare_template(model, device)
 
+    if device.type == "cpu":
+        tune_malloc()  # speed only (allocator.py)
     if backend == "auto":
         backend = choose_backend(model, device, len(tasks))
     float_dtype = next((v.dtype for v in start_states[0].values() if v.is_floating_point()), None)
