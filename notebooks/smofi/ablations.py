@@ -77,11 +77,11 @@ ALPHAS = [-0.01, -0.1, -0.5, -1.0, -1e-6, -50.0]
 SETTINGS = {
     "smoke": dict(ablations=FAMILIES, alphas=[-0.1, -1e-6, -50.0], client_counts=[4, 8], participation=1.0,
                   architectures=["cnn"], optimizers=["SGDM", "Adam"], adam_lr=0.001, seeds=[0], rounds=2,
-                  model="cnn", cut=None, max_train=256, max_test=100, clients=4, per_round=4,
+                  model="cnn", cut="conv1", max_train=256, max_test=100, clients=4, per_round=4,
                   workers=1),
     "cpu": dict(ablations=FAMILIES, alphas=ALPHAS, client_counts=[10, 20, 40], participation=0.5,
                 architectures=["cnn"], optimizers=OPTIMIZERS, adam_lr=0.001, seeds=[0], rounds=10,
-                model="cnn", cut=None, max_train=5000, max_test=2000, clients=20, per_round=10,
+                model="cnn", cut="conv1", max_train=5000, max_test=1000, clients=20, per_round=10,
                 workers=2),
     "paper": dict(ablations=FAMILIES, alphas=ALPHAS, client_counts=[10, 20, 50], participation=0.5,
                   architectures=ALL_ARCHS, optimizers=OPTIMIZERS, adam_lr=0.001, seeds=[0, 1, 2],
@@ -108,6 +108,8 @@ show_settings({**settings, "run label": LABEL}, profile)
 
 # %%
 store = ResultStore(os.environ.get("FEDLIB_RESULTS") or project_root() / "results")
+# the split-FL presets of each profile (fedlib/presets); every knob below is set explicitly on top
+PRESET = {"smoke": "sflv1-cifar10-smoke", "cpu": "sflv1-cifar10-cpu", "paper": "sflv1-cifar10"}
 
 
 def config(algorithm: str, seed: int, **extra) -> RunConfig:
@@ -119,7 +121,7 @@ def config(algorithm: str, seed: int, **extra) -> RunConfig:
             "split.clients": S["clients"], "split.per_round": S["per_round"],
             "local.batch_size": 32}
     over.update(extra)
-    return RunConfig.from_preset("sflv1-cifar10").with_overrides(over)
+    return RunConfig.from_preset(PRESET[profile]).with_overrides(over)
 
 
 def execute(cfgs: list) -> list:

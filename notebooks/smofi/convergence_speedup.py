@@ -79,10 +79,10 @@ PAIRS = {"FedAvg + SMoFi": ("FedAvg", "+ SMoFi"),
 SETTINGS = {
     "smoke": dict(datasets=["cifar10", "tinyimagenet"], pairs=list(PAIRS), targets=[1.0, 0.9, 0.8],
                   seeds=[0], rounds={"cifar10": 2, "cifar100": 2, "tinyimagenet": 2}, model="cnn",
-                  cut=None, max_train=256, max_test=100, clients=4, per_round=4, workers=1),
+                  cut="conv1", max_train=256, max_test=100, clients=4, per_round=4, workers=1),
     "cpu": dict(datasets=ALL_DATASETS, pairs=list(PAIRS), targets=[1.0, 0.9, 0.8], seeds=[0],
-                rounds={"cifar10": 20, "cifar100": 20, "tinyimagenet": 20}, model="cnn", cut=None,
-                max_train=5000, max_test=2000, clients=20, per_round=10, workers=2),
+                rounds={"cifar10": 20, "cifar100": 20, "tinyimagenet": 20}, model="cnn", cut="conv1",
+                max_train=5000, max_test=1000, clients=20, per_round=10, workers=2),
     "paper": dict(datasets=ALL_DATASETS, pairs=list(PAIRS), targets=[1.0, 0.9, 0.8],
                   seeds=[0, 1, 2], rounds={"cifar10": 200, "cifar100": 300, "tinyimagenet": 400},
                   model="resnet18", cut="layer1", max_train=None, max_test=None, clients=20,
@@ -110,6 +110,8 @@ show_settings({**settings, "run label": LABEL}, profile)
 
 # %%
 store = ResultStore(os.environ.get("FEDLIB_RESULTS") or project_root() / "results")
+# the split-FL presets of each profile (fedlib/presets); every knob below is set explicitly on top
+PRESET = {"smoke": "sflv1-cifar10-smoke", "cpu": "sflv1-cifar10-cpu", "paper": "sflv1-cifar10"}
 
 
 def config(dataset: str, algorithm: str, seed: int, **extra) -> RunConfig:
@@ -121,7 +123,7 @@ def config(dataset: str, algorithm: str, seed: int, **extra) -> RunConfig:
             "split.clients": S["clients"], "split.per_round": S["per_round"],
             "local.batch_size": BATCH[dataset]}
     over.update(extra)
-    return RunConfig.from_preset("sflv1-cifar10").with_overrides(over)
+    return RunConfig.from_preset(PRESET[profile]).with_overrides(over)
 
 
 def execute(cfgs: list) -> list:
