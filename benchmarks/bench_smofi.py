@@ -8,8 +8,9 @@ SFLV1 local training is the engine's lock-step training of the whole model per s
 (see fedlib/split/sfl.py); SMoFi adds :class:`fedlib.split.smofi.SMoFiHook` after every step,
 fusing the server part's momentum buffers. Every configuration trains the same clients on the
 same real CIFAR-10 batches (``$FEDLIB_DATA``; random images if absent, said in the output).
-Timings interleave the variants (A B C D, A B C D, ...) and report the median per repeat, so a
-load spike on a shared machine hits all of them alike. Printed: ms per lock-step of each
+Timings are process CPU time on CPU (wall time on CUDA), interleave the variants (A B C D,
+A B C D, ...) and report the median per repeat, so a load spike on a shared machine hits all of
+them alike; the fusion's own time is also measured alone, as a share of an SFLV1 step. Printed: ms per lock-step of each
 variant, the ratios SMoFi / SFLV1 (target < 1.10) per backend, and loop / stacked with SMoFi.
 Never asserted anywhere: a benchmark reports, tests check behaviour.
 """
@@ -32,6 +33,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from fedlib.models import build_model, split_model  # noqa: E402
 from fedlib.split.smofi import SMoFiHook  # noqa: E402
 from fedlib.train import ClientTask, LocalConfig, train_clients  # noqa: E402
+
+
+def _clock() -> float:
+    """CPU time of this process on CPU (a shared machine's other load does not inflate it);
+    wall time on CUDA (after synchronising)."""
+    return time.perf_counter() if _CUDA else time.process_time()
+
+
+_CUDA = False
 
 
 def _dataset(n: int):
@@ -57,7 +67,7 @@ def main(argv=None) -> int:
     ap.add_argument("--steps", type=int, default=10)
     ap.add_argument("--batch", type=int, default=32)
     ap.add_argument("--optimizer", default="sgd", choices=("sgd", "adam", "adamw"))
-    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--repeats", type=int, default=5)
     ap.add_argument("--threads", type=int, default=1)
     ap.add_argument("--device", default="cpu")
     ap.add_argument("--backends", nargs="+", default=["loop", "stacked"])
@@ -66,6 +76,8 @@ def main(argv=None) -> int:
 
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
+    global _CUDA
+    _CUDA = device.type == "cuda"
     ds, source = _dataset(args.clients * args.steps * args.batch)
     ds = ds.to(device) if device.type != "cpu" else ds
     model = build_model(args.model, ds.num_classes, seed=0)
@@ -91,21 +103,21 @@ def main(argv=None) -> int:
             def hook(step, active, buffers):  # the fusion itself, timed on its own
                 if device.type == "cuda":
                     torch.cuda.synchronize()
-                t = time.perf_counter()
+                t = _clock()
                 fusion(step, active, buffers)
                 if device.type == "cuda":
                     torch.cuda.synchronize()
-                spent[0] += time.perf_counter() - t
+                spent[0] += _clock() - t
         if device.type == "cuda":
             torch.cuda.synchronize()
-        t0 = time.perf_counter()
+        t0 = _clock()
         train_clients(model, start, ds, tasks, seed=0, round=0, backend=backend, hook=hook,
                       device=device)
         if device.type == "cuda":
             torch.cuda.synchronize()
         if smofi:
             hook_ms[backend].append(spent[0] / args.steps * 1e3)
-        return (time.perf_counter() - t0) / args.steps * 1e3
+        return (_clock() - t0) / args.steps * 1e3
 
     variants = [(b, s) for b in args.backends for s in (False, True)]
     for v in variants:  # warm-up (template copies, vmap tracing)
@@ -143,7 +155,7 @@ def main(argv=None) -> int:
     print(f"device {device}, {out['threads']} thread(s), torch {torch.__version__}, "
           f"load avg {out['load_average']}")
     for k, v in out["ms_per_step"].items():
-        print(f"  {k:<16} {v:10.2f} ms / lock-step")
+        print(f"  {k:<16} {v:10.2f} ms / lock-step ({'wall' if _CUDA else 'CPU'} time)")
     for b, r in out["smofi_over_sflv1"].items():
         f = out["fusion_share_of_sflv1_step"][b]
         print(f"  SMoFi / SFLV1 ({b}): {r:.3f}  ({(r - 1) * 100:+.1f}% per step; target < +10%); "
