@@ -238,6 +238,12 @@ cfg = cfg.replace(profile="paper" if paper_scale else profile)
 res = run(cfg, store=STORE)
 types = res.clients
 print(f"{len(types)} training starts recorded; final accuracy {res.summary['final_accuracy']:.4f}")
+# the simulator runs exactly the clock of section 1: replaying the run's delays predicts its staleness
+pred = replay(make_delays(cfg.safl.delays, cfg.safl.clients, cfg.safl.ratio, seed=cfg.seed), k=cfg.safl.k,
+              rounds=cfg.rounds)
+print(f"mean staleness: {res.summary['staleness_mean_all']:.3f} in the run, "
+      f"{pred['staleness_snapshot_mean']:.3f} in the replay of its schedule; "
+      f"{res.summary['ticks']} ticks (replay: {pred['ticks']})")
 types.head()
 
 # %%
