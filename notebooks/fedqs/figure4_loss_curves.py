@@ -30,7 +30,7 @@
 #   curves meaningless.
 # - `cpu`: UCI Adult split by gender (FCN) **at the paper's scale** (100 clients, K = 10, 400 rounds),
 #   seeds 0 and 1, for FedQS, the foundations (FedAvg, FedSGD) and the best baselines the paper names
-#   (M-step, WKAFL): 12 runs, ~9 min on a free 2-core CPU (`methods=None` draws all thirteen, ~20 min).
+#   (M-step, WKAFL): 12 runs, ~7 min on a free 2-core CPU (`methods=None` draws all thirteen, ~15 min).
 #   The seed-0 runs are shared with Table 2 through the result store. Only the RWD panel of the
 #   paper's figure.
 # - `paper`: CIFAR-10 x = 0.5 (ResNet-18), Shakespeare (LSTM) and Adult, seeds 0-2 — needs a GPU.

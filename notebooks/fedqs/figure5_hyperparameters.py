@@ -33,7 +33,7 @@
 # **Profiles**
 # - `smoke`: Adult, 10 clients, K = 3, 5 rounds, two values per grid — seconds; numbers meaningless.
 # - `cpu`: UCI Adult split by gender (FCN), 100 clients, K = 10, **T = 200** (half the paper's rounds,
-#   so that its 26 runs take ~12 min on a free 2-core CPU), one seed; grids η0 ∈ {0.01, 0.1, 0.2},
+#   so that its 26 runs take ~8 min on a free 2-core CPU), one seed; grids η0 ∈ {0.01, 0.1, 0.2},
 #   a ∈ {0.001, 0.002, 0.005, 0.02}, m0 ∈ {0, 0.1, 0.5}, k ∈ {0.001, 0.2, 0.5}. Not the paper's CV
 #   task. Convergence speed uses 98% of the convergence accuracy (the paper's RWD target): on Adult
 #   the majority class alone (76%) exceeds 80% of it, so the 80% target would be reached in round 1

@@ -37,8 +37,8 @@
 # **Profiles**
 # - `smoke`: Adult, 10 clients, K = 3, 5 rounds, 2,000 training samples — seconds; numbers meaningless.
 # - `cpu`: UCI Adult split by gender **at the paper's scale** (100 clients, K = 10, 400 rounds, E = 2,
-#   B = 50), one seed: 13 runs, about 10 minutes on a free 2-core CPU. `tasks=["adult"]` adds the
-#   ethnicity split (another ~10 min). CIFAR-10 and Shakespeare can be added with `tasks`, but only
+#   B = 50), one seed: 13 runs, about 8 minutes on a free 2-core CPU. `tasks=["adult"]` adds the
+#   ethnicity split (another ~8 min). CIFAR-10 and Shakespeare can be added with `tasks`, but only
 #   reduced (CNN instead of ResNet-18 on 5,000 CIFAR images / 100 rounds; Shakespeare on 5,000
 #   samples / 100 rounds), so the averages are then *not* the paper's.
 # - `paper`: every task at the paper's scale (ResNet-18 and LSTM need a GPU). `fedlib reproduce

@@ -30,7 +30,7 @@
 # - `smoke`: Adult, N = 5 (N50 scaled down) and N = 10 with ratio 1:100, K = 3, 5 rounds — seconds;
 #   numbers meaningless.
 # - `cpu`: UCI Adult split by gender (FCN), the paper's system settings, **T = 200** rounds instead of
-#   400 (Adult converges within ~50 rounds; this halves the 16 runs to ~7 min), one seed. Not the
+#   400 (Adult converges within ~50 rounds; the 16 runs take ~5 min), one seed. Not the
 #   paper's task.
 # - `paper`: ResNet-18 on CIFAR-10, x = 0.1 / 0.5 / 1 averaged, T = 400 — needs a GPU (48 runs).
 
