@@ -28,7 +28,10 @@ _COMMAND_MODULES = (
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="fedlib", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(
+        prog="fedlib",
+        description="fedlib: reproducible FedQS (semi-asynchronous FL) and SMoFi (split FL) on PyTorch.",
+    )
     from fedlib import __version__
 
     parser.add_argument("--version", action="version", version=f"fedlib {__version__}")
