@@ -27,13 +27,21 @@ Semantics every backend shares
 * **Loss** = cross-entropy + ``prox_mu``/2‖w − w_start‖² + ``l2_in_loss``/2‖w‖²; the reported
   ``loss`` is the mean cross-entropy over the client's steps.
 
+* **Carried optimizer state.** ``ClientTask.init_opt_state = {kind: {name: tensor}}`` starts a
+  client from a given momentum / Adam moments instead of a fresh optimizer (FedNAG's averaged
+  momentum, SMoFi's carried fused momentum); ``ClientResult.opt_state`` has the same form.
+
 Backends
 --------
 ``"loop"`` — reference: a plain module + ``torch.optim`` optimizer per client.
-``"stacked"`` — ``torch.func`` over the client-stacked state (:mod:`fedlib.train.stacked`).
+``"stacked"`` — every client at once on client-stacked state (:mod:`fedlib.train.stacked`):
+``vmap(functional_call)`` in general; plain feed-forward models (the FCN) on batched matmuls
+without ``vmap`` (:mod:`fedlib.train.direct`); per-client hyper-parameters as ``[C]`` tensors;
+finished clients left out of the step (gather/scatter), so their state never changes.
 ``"auto"`` — :func:`choose_backend`: ``loop`` for one client, ``stacked`` on CUDA, on CPU ``loop``
 for models with convolutions or recurrent layers and ``stacked`` otherwise (measured in
-``benchmarks/README.md``; ``fedlib bench engine`` re-measures it).
+``benchmarks/README.md``; ``fedlib bench engine`` re-measures it). On CPU the engine raises
+glibc's mmap/trim thresholds once per process (speed only, :mod:`fedlib.train.allocator`).
 """
 
 from fedlib.train.buffers import OptimizerBuffers
