@@ -10,6 +10,7 @@ heavy-ball momentum from Mod②) and SMoFi (spec ``smofi.md`` §3-4: SGDM/NAG/Ad
 from __future__ import annotations
 
 import math
+import operator
 from dataclasses import dataclass
 
 import torch
@@ -23,7 +24,14 @@ __all__ = ["OPTIMIZERS", "LocalConfig", "ClientTask", "ClientResult"]
 
 
 def _is_int(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
+    """A Python int or anything integer-like (numpy / 0-dim integer tensor), but not a bool."""
+    if isinstance(v, bool) or (isinstance(v, Tensor) and (v.dim() != 0 or v.is_floating_point()
+                                                           or v.dtype == torch.bool)):
+        return False
+    try:
+        return operator.index(v) == v
+    except TypeError:
+        return False
 
 
 def _is_real(v) -> bool:

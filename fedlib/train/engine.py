@@ -13,7 +13,7 @@ from torch import nn
 from fedlib.errors import check, check_choice
 from fedlib.train.allocator import tune_malloc
 from fedlib.train.common import StateLayout, resolve_starts
-from fedlib.train.config import ClientResult, ClientTask, validate_init_opt_state, validate_tasks
+from fedlib.train.config import ClientResult, ClientTask, _is_int, validate_init_opt_state, validate_tasks
 from fedlib.train.loop import train_loop
 from fedlib.train.stacked import train_stacked
 from fedlib.train.stream import ClientStream, prepare_template
@@ -76,8 +76,8 @@ def train_clients(model: nn.Module, starts, dataset, tasks: list[ClientTask], *,
     """
     check_choice("backend", backend, BACKENDS)
     check(isinstance(model, nn.Module), f"model must be an nn.Module, got {type(model).__name__}")
-    check(isinstance(seed, int) and not isinstance(seed, bool), f"seed must be an int, got {seed!r}")
-    check(isinstance(round, int) and not isinstance(round, bool) and round >= 0,
+    check(_is_int(seed), f"seed must be an int, got {seed!r}")
+    check(_is_int(round) and round >= 0,
           f"round must be an int >= 0, got {round!r}")
     num_train = int(dataset.num_train)
     n_starts = 1 if starts is None or isinstance(starts, dict) else (len(starts) if isinstance(starts, (list, tuple))

@@ -188,7 +188,7 @@ class ClientStream:
         self.n = int(self.indices.numel())
         self.per_epoch = batches_per_epoch(self.n, cfg.batch_size, cfg.drop_last)
         self.steps = cfg.num_steps(self.n)
-        self.gen = generator(seed, "local-train", int(task.client_id), int(round), device=data_device)
+        self.gen = generator(int(seed), "local-train", int(task.client_id), int(round), device=data_device)
         self.taken = 0
         self._perm: Tensor | None = None
 
