@@ -507,3 +507,12 @@ def test_fcn_vmap_path_equals_direct_path(monkeypatch):
     vmapped = train_clients(model, None, ds, tasks, seed=3, backend="stacked")
     assert_results_close(loop, vmapped, 1e-4, 1e-6)
     assert_results_close(direct, vmapped, 1e-4, 1e-6)
+
+
+def test_stacked_results_do_not_share_storage():
+    """Keeping one client's result must not keep the whole group's stacked tensors alive."""
+    model, ds = setup("fcn")
+    res = train_clients(model, None, ds, tasks_for(SGD_GROUP[:3]), seed=0, backend="stacked")
+    w = res[0].state["head.weight"]
+    assert w.untyped_storage().nbytes() == w.numel() * w.element_size()
+    assert res[0].opt_state["momentum_buffer"]["head.weight"].untyped_storage().nbytes() == w.numel() * 4

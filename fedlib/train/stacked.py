@@ -250,30 +250,40 @@ def _client_losses(template: nn.Module, pnames, onames, prox: bool, l2: bool):
 
 
 def _results(tasks, streams, starts, layout, P, B, opt, step_count, mom_pos, loss_sum, same_start):
-    results = []
+    """Per-client results as independent tensors (not views of the stack: a caller that keeps
+    one client's update must not keep the whole group's memory alive). Key by key, releasing
+    each stacked tensor once its rows are copied, so the peak stays ~one stack."""
+    C = len(tasks)
     mom_pos = mom_pos.tolist()
     losses = loss_sum.tolist()
+    steps = [s.steps for s in streams]
     stacked = {**P, **B}
-    if same_start:
-        s0 = starts[tasks[0].start]
-        deltas = {k: stacked[k] - s0[k].unsqueeze(0) for k in layout.keys}
+    P.clear()
+    B.clear()
+    states: list[dict] = [{} for _ in range(C)]
+    deltas: list[dict] = [{} for _ in range(C)]
+    for k in layout.keys:
+        full = stacked.pop(k)
+        for c, t in enumerate(tasks):
+            row = full[c].clone()
+            states[c][k] = row
+            deltas[c][k] = row - starts[t.start][k]
+        del full
+    opt_states: list[dict | None] = [None] * C
+    for kind in list(opt):
+        per = opt.pop(kind)
+        for name in list(per):
+            full = per.pop(name)
+            for c in range(C):
+                if steps[c] and not (kind == "momentum_buffer" and not mom_pos[c]):
+                    opt_states[c] = opt_states[c] or {}
+                    opt_states[c].setdefault(kind, {})[name] = full[c].clone()
+            del full
+    results = []
     for c, t in enumerate(tasks):
-        state = {k: stacked[k][c] for k in layout.keys}
-        if same_start:
-            delta = {k: deltas[k][c] for k in layout.keys}
-        else:
-            delta = {k: state[k] - starts[t.start][k] for k in layout.keys}
-        steps = streams[c].steps
-        opt_state = None
-        if steps:
-            opt_state = {}
-            for kind, per in opt.items():
-                if kind == "momentum_buffer" and not mom_pos[c]:
-                    continue
-                opt_state[kind] = {k: v[c] for k, v in per.items()}
-            if "exp_avg" in opt:
-                opt_state["step"] = int(step_count[c])
-            opt_state = opt_state or None
-        loss = losses[c] / steps if steps else float("nan")
-        results.append(ClientResult(t.client_id, state, delta, loss, steps, streams[c].n, opt_state))
+        ost = opt_states[c]
+        if ost is not None and "exp_avg" in ost:
+            ost["step"] = int(step_count[c])
+        loss = losses[c] / steps[c] if steps[c] else float("nan")
+        results.append(ClientResult(t.client_id, states[c], deltas[c], loss, steps[c], streams[c].n, ost))
     return results
