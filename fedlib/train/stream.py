@@ -169,6 +169,8 @@ def words_to_mask(words: Tensor, shape, p: float, dtype: torch.dtype) -> Tensor:
     """
     lead = words.shape[:-1]
     n = math.prod(shape)
+    if p >= 1.0:  # nn.Dropout(p=1) drops everything
+        return torch.zeros(*lead, *shape, dtype=dtype, device=words.device)
     keep = words.contiguous().view(torch.int16) >= (-32768 + round(p * 65536))  # [..., 4w]
     return keep[..., :n].to(dtype).mul_(1.0 / (1.0 - p)).view(*lead, *shape)
 
@@ -219,4 +221,5 @@ class ClientStream:
 
     def masks(self, specs, device: torch.device) -> list[Tensor]:
         """Dropout multipliers (0 or 1/(1 − p)) for one forward pass, drawn from this client's stream."""
-        return [words_to_mask(w.to(device), shape, p, dtype) for w, (p, shape, dtype) in zip(self.mask_words(specs), specs)]
+        words = self.mask_words(specs)
+        return [words_to_mask(w.to(device), shape, p, dtype) for w, (p, shape, dtype) in zip(words, specs)]
