@@ -99,7 +99,7 @@ def write_index(out: Path, profile: str, index: dict) -> Path:
         if entry["status"] != "done":
             lines.append(f"Not finished: {entry.get('error', entry['status'])}")
         elif table.exists():
-            lines.append(markdown_table(pd.read_csv(table).fillna("")))
+            lines.append(markdown_table(pd.read_csv(table).astype(object).fillna("")))
         else:
             lines.append("(this notebook wrote no paper-vs-measured table)")
     path = out / "README.md"
@@ -134,9 +134,22 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
             print(f"fedlib reproduce: {rel} failed: {index[rel]['error']}", file=sys.stderr)
             if not keep_going:
                 raise
-        atomic_write_bytes(out / INDEX_JSON, json.dumps(index, indent=1, sort_keys=True).encode())
+        index = _record(out, rel, index[rel])
         write_index(out, profile, index)
+    index = _load_index(out)
     write_index(out, profile, index)
+    return index
+
+
+def _record(out: Path, rel: str, entry: dict) -> dict:
+    """Merge one notebook's entry into the index on disk (under a lock: two batches may share it)."""
+    import fcntl
+
+    with open(out / ".index.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        index = _load_index(out)
+        index[rel] = entry
+        atomic_write_bytes(out / INDEX_JSON, json.dumps(index, indent=1, sort_keys=True).encode())
     return index
 
 

@@ -75,3 +75,17 @@ def test_parse_params():
     assert parse_params(["tasks=[adult]", "seeds=3"]) == {"tasks": ["adult"], "seeds": 3}
     with pytest.raises(FedlibError, match="bad notebook parameter"):
         parse_params(["tasks"])
+
+
+def test_two_batches_sharing_an_index_keep_each_others_entries(tmp_path):
+    """Two ``fedlib reproduce`` processes over different notebooks write one index: none is lost."""
+    from fedlib.reproduce import _load_index, _record
+
+    out = tmp_path / "reports" / "cpu"
+    out.mkdir(parents=True)
+    stale_view = _load_index(out)  # what a second batch read when it started: nothing
+    _record(out, "a.ipynb", {"status": "done"})
+    stale_view["b.ipynb"] = {"status": "done"}
+    merged = _record(out, "b.ipynb", stale_view["b.ipynb"])
+    assert set(merged) == {"a.ipynb", "b.ipynb"}
+    assert set(json.loads((out / "index.json").read_text())) == {"a.ipynb", "b.ipynb"}
