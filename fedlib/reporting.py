@@ -91,6 +91,27 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = "{:.2f}") -> str:
     return "\n".join([head, rule, *body])
 
 
+def apply_knobs(defaults: dict, namespace: dict, lists=()) -> dict:
+    """The profile's settings with every knob the parameters cell set (not ``None``) applied.
+
+    A string given for a non-string setting is parsed as YAML (papermill passes ``-p tasks "[adult]"``
+    as a string); a scalar given for a knob named in ``lists`` becomes a one-element list.
+    """
+    import yaml
+
+    settings = dict(defaults)
+    for key, default in defaults.items():
+        value = namespace.get(key)
+        if value is None:
+            continue
+        if isinstance(value, str) and not isinstance(default, str):
+            value = yaml.safe_load(value)
+        if key in lists and not isinstance(value, (list, tuple)):
+            value = [value]
+        settings[key] = value
+    return settings
+
+
 def show_settings(settings: dict, profile: str) -> pd.DataFrame:
     """The settings a notebook runs with, as a one-column table printed in every report."""
     return pd.DataFrame({"value": {k: repr(v) for k, v in {"profile": profile, **settings}.items()}})

@@ -89,3 +89,14 @@ def test_two_batches_sharing_an_index_keep_each_others_entries(tmp_path):
     merged = _record(out, "b.ipynb", stale_view["b.ipynb"])
     assert set(merged) == {"a.ipynb", "b.ipynb"}
     assert set(json.loads((out / "index.json").read_text())) == {"a.ipynb", "b.ipynb"}
+
+
+def test_apply_knobs_overrides_parses_and_listifies():
+    from fedlib.reporting import apply_knobs
+
+    defaults = {"tasks": ["adult-gender"], "rounds": None, "seeds": [0], "preset": "a"}
+    knobs = {"tasks": "[adult]", "rounds": "40", "seeds": 3, "preset": None}
+    out = apply_knobs(defaults, knobs, lists={"tasks", "seeds"})
+    assert out == {"tasks": ["adult"], "rounds": 40, "seeds": [3], "preset": "a"}
+    assert defaults["tasks"] == ["adult-gender"]  # the profile's defaults are not modified
+    assert apply_knobs({"preset": "a"}, {"preset": "b"}) == {"preset": "b"}  # strings stay strings

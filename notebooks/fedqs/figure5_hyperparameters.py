@@ -51,9 +51,7 @@ workers = None     # >1: run the missing cells in a local process pool first (fe
 
 # %%
 # NBVAL_CHECK_OUTPUT
-import yaml
-
-from fedlib.reporting import resolve_profile, show_settings
+from fedlib.reporting import apply_knobs, resolve_profile, show_settings
 
 profile = resolve_profile(profile)
 DEFAULTS = {"eta0": 0.1, "a": 0.002, "m0": 0.1, "k": 0.2}  # paper defaults (spec §4)
@@ -69,16 +67,7 @@ SETTINGS = {
                          "m0": [0.0, 0.1, 0.3, 0.5], "k": [0.001, 0.01, 0.1, 0.2, 0.5]}, reduce=[]),
 }
 LISTS = {'seeds'}  # knobs that hold lists
-settings = dict(SETTINGS[profile])
-for _key in settings:  # a knob set in the parameters cell overrides the profile default
-    _value = globals().get(_key)
-    if _value is None:
-        continue
-    if isinstance(_value, str) and not isinstance(settings[_key], str):
-        _value = yaml.safe_load(_value)  # e.g. papermill -p tasks "[adult]"
-    if _key in LISTS and not isinstance(_value, (list, tuple)):
-        _value = [_value]
-    settings[_key] = _value
+settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
 S = settings
 show_settings(settings, profile)
 

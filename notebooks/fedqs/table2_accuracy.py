@@ -57,9 +57,7 @@ workers = None     # >1: run the missing cells in a local process pool first (fe
 
 # %%
 # NBVAL_CHECK_OUTPUT
-import yaml
-
-from fedlib.reporting import resolve_profile, show_settings
+from fedlib.reporting import apply_knobs, resolve_profile, show_settings
 
 profile = resolve_profile(profile)
 ALL_TASKS = ["cifar10-x0.1", "cifar10-x0.5", "cifar10-x1", "shakespeare", "adult-gender", "adult-ethnicity"]
@@ -69,16 +67,7 @@ SETTINGS = {
     "paper": dict(tasks=ALL_TASKS, methods=None, seeds=[0], rounds=None, workers=1),
 }
 LISTS = {'methods', 'seeds', 'tasks'}  # knobs that hold lists
-settings = dict(SETTINGS[profile])
-for _key in settings:  # a knob set in the parameters cell overrides the profile default
-    _value = globals().get(_key)
-    if _value is None:
-        continue
-    if isinstance(_value, str) and not isinstance(settings[_key], str):
-        _value = yaml.safe_load(_value)  # e.g. papermill -p tasks "[adult]"
-    if _key in LISTS and not isinstance(_value, (list, tuple)):
-        _value = [_value]
-    settings[_key] = _value
+settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
 S = settings
 show_settings(settings, profile)
 

@@ -61,9 +61,7 @@ seed = None
 # NBVAL_CHECK_OUTPUT
 import os
 
-import yaml
-
-from fedlib.reporting import resolve_profile, show_settings
+from fedlib.reporting import apply_knobs, resolve_profile, show_settings
 
 profile = resolve_profile(profile)
 SETTINGS = {
@@ -74,14 +72,7 @@ SETTINGS = {
     "paper": dict(timeline_clients=8, timeline_k=3, timeline_ratio=8, timeline_rounds=10, replay_rounds=400,
                   preset="fedqs-avg-adult-gender", clients=100, k=10, rounds=400, max_train=None, seed=0),
 }
-settings = dict(SETTINGS[profile])
-for _key in settings:  # a knob set in the parameters cell overrides the profile default
-    _value = globals().get(_key)
-    if _value is None:
-        continue
-    if isinstance(_value, str) and not isinstance(settings[_key], str):
-        _value = yaml.safe_load(_value)  # e.g. papermill -p rounds "40"
-    settings[_key] = _value
+settings = apply_knobs(SETTINGS[profile], globals())  # knobs set above override the profile
 S = settings
 show_settings(settings, profile)
 
