@@ -2,6 +2,11 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
 # ---
 
 # %% [markdown]
@@ -63,13 +68,12 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 import torch
-import yaml
 
 from fedlib.data import load_dataset
 from fedlib.errors import FedlibError
 from fedlib.experiments import ResultStore, RunConfig, run, sweep
-from fedlib.reporting import (comparison, project_root, resolve_profile, save_comparison,
-                              save_figure, show_settings)
+from fedlib.reporting import (apply_knobs, comparison, project_root, resolve_profile,
+                              save_comparison, save_figure, show_settings)
 
 torch.set_num_threads(1)  # small models on a busy CPU run fastest single-threaded
 profile = resolve_profile(profile)
@@ -97,17 +101,8 @@ SETTINGS = {
                   rounds={"cifar10": 200, "cifar100": 300, "tinyimagenet": 400}, model="resnet18",
                   cut="layer1", max_train=None, max_test=None, clients=20, per_round=10, workers=1),
 }
-settings = dict(SETTINGS[profile])
 LISTS = {"datasets", "methods", "seeds"}  # knobs that hold lists
-for _k in settings:  # a knob set in the parameters cell overrides the profile default
-    _v = globals().get(_k)
-    if _v is None:
-        continue
-    if isinstance(_v, str) and not isinstance(settings[_k], str):
-        _v = yaml.safe_load(_v)  # e.g. papermill -p datasets "[cifar10]"
-    if _k in LISTS and not isinstance(_v, (list, tuple)):
-        _v = [_v]
-    settings[_k] = _v
+settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
 if not isinstance(settings["rounds"], dict):
     settings["rounds"] = {d: int(settings["rounds"]) for d in ALL_DATASETS}
 BATCH = {"cifar10": 32, "cifar100": 32, "tinyimagenet": 64}  # spec §4 [D]
