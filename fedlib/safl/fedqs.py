@@ -85,6 +85,7 @@ __all__ = [
     "mod2_adapt",
     "mod3_weights",
     "FedQSOptions",
+    "FIDELITY_RULES",
     "FedQS",
     "FedQSAvg",
     "FedQSSGD",
@@ -99,8 +100,49 @@ TYPES = ("FSBC", "FWBC", "SWBC", "SSBC", "warmup")
 Q_FORMS = ("code", "paper")
 VARIANTS = ("avg", "sgd")
 FEEDBACK_RESETS = ("update", "global")
-VALIDATIONS = ("holdout", "per_class")
+VALIDATIONS = ("holdout", "per_class", "first_per_class")
 LOCAL_UPDATE_AT = ("upload", "aggregated")
+FIDELITIES = ("paper", "official")
+THRESHOLDS_ON = ("similarity", "distance")
+BIAS_RATIOS = ("similarity", "distance")
+MOMENTUM_RULES = ("paper", "code")
+THRESHOLD_REFRESHES = ("start", "aggregation")
+FIRST_COMPARISONS = ("initial", "skip_initial")
+PHI_K_OVER_N = "k/n"
+#: the similarities of the form s = 1/(1+d) with a distance d ≥ 0 (d = 1/s − 1; θ for ``angle``)
+DISTANCE_SIMILARITIES = ("angle", "euclidean", "manhattan")
+#: the official code's momentum rule: increase = 20·(0.1·θ̄/θ_i − 0.1) = CODE_K·(θ̄/θ_i − 1)
+CODE_K = 2.0
+#: the official code's φ (hard-coded; equals K/N only at N = 100, K = 10)
+CODE_PHI = 0.1
+
+#: what each ``FedQSOptions.fidelity`` selects for the options left at None (spec §3-§5; issue 11)
+FIDELITY_RULES = {
+    "paper": {
+        "similarity": "cosine",  # [P] §5.1
+        "mod1_vector": "delta",  # [P] §3.2 L_g = w^t − w^{t−1}
+        "feedback_reset": "update",  # [D]
+        "validation": "holdout",  # [P] 8:2 split
+        "threshold_on": "similarity",  # [P] eq. 2: s_i < s̄
+        "bias_ratio": "similarity",  # [P] §3.3 G = s̄/s_i
+        "phi": PHI_K_OVER_N,  # [P] §3.4 φ = K/N
+        "momentum_rule": "paper",  # [P] §3.3 m = m0 + k(1/G − 1), G = s̄/s_i
+        "threshold_refresh": "start",  # [D] dividers from the current tables at each start
+        "first_comparison": "initial",  # [P] L_g = w^1 − w^0 is the first pseudo-gradient
+    },
+    "official": {
+        "similarity": "angle",  # [C] spec §3 (b)
+        "mod1_vector": "prev_global",  # [C] spec §3 (a)
+        "feedback_reset": "global",  # [C] spec §5
+        "validation": "first_per_class",  # [C] (g) first ≤ 20 per class of the training data
+        "threshold_on": "distance",  # [C] (a) θ_i > mean θ over θ > 0
+        "bias_ratio": "distance",  # [C] (b) G = θ_i / mean θ (θ > 0)
+        "phi": CODE_PHI,  # [C] (c) φ = 0.1
+        "momentum_rule": "code",  # [C] (d) m = m0 + clamp(2·(θ̄/θ_i − 1), [0, 0.4])
+        "threshold_refresh": "aggregation",  # [C] (e) dividers recomputed after each aggregation
+        "first_comparison": "skip_initial",  # [C] (f) the initial model is never w^{t−1}
+    },
+}
 
 
 # ============================================================================================
@@ -417,23 +459,53 @@ def mod3_weights(
 @dataclass
 class FedQSOptions:
     """Every FedQS option (spec §3-§5). Defaults follow the paper; the code's behaviour where it
-    differs is one option away ([C] below).
+    differs is one option away ([C] below), and ``fidelity="official"`` selects all of it at once.
 
+    fidelity: ``paper`` (default) | ``official`` [C]: the value of every option below that is
+        left at ``None`` (table :data:`FIDELITY_RULES`). An option set explicitly always wins over
+        the fidelity (so ``fidelity=official, similarity=euclidean`` is the code's wiring on
+        Euclidean distances); contradictory combinations raise (the distance rules need a
+        distance-based similarity). ``None`` stays in the stored (hashed) options — it means "as
+        ``fidelity`` says", and keeps ``--set options.fidelity=official`` working on a validated
+        preset, whose options are completed with defaults; :meth:`resolved` gives the explicit
+        values (the Strategy uses them). Not governed: ``momentum`` (the official main scripts
+        train without momentum, its momentum scripts with the rule of (d); fidelity keeps it on)
+        and the simulator's ``safl.upload=overwrite`` (not an algorithm option).
     variant: ``avg`` FedQS-Avg (w ← Σ p_i w_i) | ``sgd`` FedQS-SGD (w ← w + Σ p_i Δ_i).
-    mod1_vector: ``delta`` L_g = w^t − w^{t−1} | ``prev_global`` [C] the code's w^{t−1}.
-    similarity: ``cosine`` | ``angle`` [C] | ``euclidean`` | ``manhattan`` (larger = more similar).
+    mod1_vector: ``delta`` [P] L_g = w^t − w^{t−1} | ``prev_global`` [C] the code's w^{t−1}.
+    similarity: ``cosine`` [P] | ``angle`` [C] | ``euclidean`` | ``manhattan`` (larger = more
+        similar; the last three are s = 1/(1+d) with a distance d).
     local_update: when a client's "latest local update" for Mod① is refreshed: ``upload`` (when
         it reaches the buffer — the client knows its own update then, as in the code) |
         ``aggregated`` (only once the server aggregated it).
     adapt_lr: Mod② learning-rate adaptation on/off (off: η stays ``eta0``).
     momentum: Mod② momentum on/off (off = the official main scripts: momentum 0 everywhere).
     feedback: Mod③ feedback on/off.
-    feedback_reset: ``update`` (the flag and G travel with the update they were computed for) |
-        ``global`` [C] a per-client flag table, read at aggregation (with the current G) and
+    feedback_reset: ``update`` [D] (the flag and G travel with the update they were computed for)
+        | ``global`` [C] a per-client flag table, read at aggregation (with the current G) and
         cleared for every client after each aggregation.
-    validation: SSBC situation test data: ``holdout`` (the client's validation part
-        ``ctx.val_parts``, spec 8:2) | ``per_class`` [C] ≤ 20 samples per class from the
-        client's training data, accuracy halved for a class with < 10 samples.
+    validation: SSBC situation test data: ``holdout`` [P] (the client's validation part
+        ``ctx.val_parts``, spec 8:2) | ``per_class`` [D] ≤ 20 *random* samples per class from the
+        client's training data | ``first_per_class`` [C] (g) the *first* ≤ 20 per class, in the
+        order of the client's training indices; both per-class forms halve the accuracy of a
+        class with < 10 samples [C].
+    threshold_on: Mod② "strongly biased" test (§3.3, eq. 2): ``similarity`` [P] s_i < s̄, s̄ the
+        mean s | ``distance`` [C] (a) d_i > d̄, d = 1/s − 1 (θ for ``angle``) and d̄ the mean over
+        clients with d > 0 (a zero angle counts as "no value").
+    bias_ratio: G of Mod③'s Q(G) (§3.4): ``similarity`` [P] G = s̄/s_i = (1+θ_i)·mean(1/(1+θ)) |
+        ``distance`` [C] (b) G = d_i/d̄ (d̄ over d > 0).
+    phi: φ of Mod③'s exp(φ−F)/2^(φ−F) (§3.4): ``"k/n"`` [P] φ = K/N | a number [C] (c) the code's
+        0.1 (equal to K/N only at K = 10, N = 100).
+    momentum_rule: m_i of Mod② (§3.3): ``paper`` [P] m0 + k(1/G − 1), G = s̄/s_i | ``code`` [C]
+        (d) m0 + 2·(d̄/d_i − 1) (the code's 20·(0.1·θ̄/θ_i − 0.1): an effective k = 2, ``k`` is
+        not used); both clamp the increase to [momentum_min_increase, momentum_max_increase]
+        (the code's [0, 0.4], m ≤ 0.5).
+    threshold_refresh: when the dividers s̄ (or d̄) of Mod② are computed: ``start`` [D] at every
+        training start, from the current table (the new s_i included) | ``aggregation`` [C] (e)
+        after each aggregation, then frozen until the next one (warm-up until the first).
+    first_comparison: Mod① (§3.2): ``initial`` [P] the first comparison uses the initial model
+        as w^{t−1} (a client starting from version 1) | ``skip_initial`` [C] (f) one round later
+        (from version 2: the code's round-0 model overwrites the initial one).
     a, m0, k: change rate of η, initial momentum, momentum change speed (paper §5.4 defaults).
     eta0: initial learning rate (None = ``local.lr`` of the run).
     lr_min, lr_max: η bounds [C]. f_cap: cap of F = f̄/f_i [C].
@@ -443,14 +515,21 @@ class FedQSOptions:
     """
 
     variant: str = "avg"
-    mod1_vector: str = "delta"
-    similarity: str = "cosine"
+    fidelity: str = "paper"
+    mod1_vector: str | None = None
+    similarity: str | None = None
     local_update: str = "upload"
     adapt_lr: bool = True
     momentum: bool = True
     feedback: bool = True
-    feedback_reset: str = "update"
-    validation: str = "holdout"
+    feedback_reset: str | None = None
+    validation: str | None = None
+    threshold_on: str | None = None
+    bias_ratio: str | None = None
+    phi: float | str | None = None
+    momentum_rule: str | None = None
+    threshold_refresh: str | None = None
+    first_comparison: str | None = None
     a: float = 0.002
     m0: float = 0.1
     k: float = 0.2
@@ -464,14 +543,46 @@ class FedQSOptions:
     q: str = "code"
     g_cap: float | None = 2.0
 
+    def rules(self) -> dict:
+        """The fidelity-governed options with ``None`` replaced by the fidelity's value."""
+        check_choice("FedQS fidelity", self.fidelity, FIDELITIES)
+        preset = FIDELITY_RULES[self.fidelity]
+        return {name: preset[name] if getattr(self, name) is None else getattr(self, name) for name in preset}
+
+    def resolved(self) -> "FedQSOptions":
+        """A copy with every fidelity-governed option explicit (what :class:`FedQS` runs with)."""
+        return dataclasses.replace(self, **self.rules())
+
     def __post_init__(self):
+        r = self.rules()
         check_choice("FedQS variant", self.variant, VARIANTS)
-        check_choice("Mod① vector", self.mod1_vector, VECTORS)
-        check_choice("similarity", self.similarity, SIMILARITIES)
+        check_choice("Mod① vector", r["mod1_vector"], VECTORS)
+        check_choice("similarity", r["similarity"], SIMILARITIES)
         check_choice("FedQS local_update", self.local_update, LOCAL_UPDATE_AT)
-        check_choice("FedQS feedback_reset", self.feedback_reset, FEEDBACK_RESETS)
-        check_choice("FedQS validation", self.validation, VALIDATIONS)
+        check_choice("FedQS feedback_reset", r["feedback_reset"], FEEDBACK_RESETS)
+        check_choice("FedQS validation", r["validation"], VALIDATIONS)
+        check_choice("FedQS threshold_on", r["threshold_on"], THRESHOLDS_ON)
+        check_choice("FedQS bias_ratio", r["bias_ratio"], BIAS_RATIOS)
+        check_choice("FedQS momentum_rule", r["momentum_rule"], MOMENTUM_RULES)
+        check_choice("FedQS threshold_refresh", r["threshold_refresh"], THRESHOLD_REFRESHES)
+        check_choice("FedQS first_comparison", r["first_comparison"], FIRST_COMPARISONS)
         check_choice("Mod③ Q form", self.q, Q_FORMS)
+        phi = r["phi"]
+        if isinstance(phi, str):
+            check_choice("FedQS phi", phi, (PHI_K_OVER_N,))
+        else:
+            check(isinstance(phi, (int, float)) and not isinstance(phi, bool) and phi > 0,
+                  f"FedQS phi must be 'k/n' or a number > 0, got {phi!r}", "e.g. phi=k/n or phi=0.1")
+        uses_distance = [name for name, value in (("threshold_on", r["threshold_on"]), ("bias_ratio", r["bias_ratio"]),
+                                                  ("momentum_rule", r["momentum_rule"]))
+                         if value in ("distance", "code")]
+        check(
+            not uses_distance or r["similarity"] in DISTANCE_SIMILARITIES,
+            f"FedQS {', '.join(f'{n}={r[n]!r}' for n in uses_distance)} needs a distance-based similarity "
+            f"({', '.join(DISTANCE_SIMILARITIES)}), got similarity={r['similarity']!r}",
+            "set options.similarity=angle, or the paper's rules "
+            + " ".join(f"options.{n}={FIDELITY_RULES['paper'][n]}" for n in uses_distance),
+        )
         check(0 < self.lr_min <= self.lr_max, f"FedQS needs 0 < lr_min <= lr_max, got {self.lr_min}, {self.lr_max}")
         check(self.eta0 is None or self.eta0 > 0, f"FedQS eta0 must be > 0, got {self.eta0}")
         check(self.a >= 0 and self.k >= 0, f"FedQS a and k must be >= 0, got a={self.a}, k={self.k}")
@@ -510,6 +621,7 @@ class FedQS(Strategy):
 
     def __init__(self, options=None):
         super().__init__(options)
+        self.options = self.options.resolved()  # every fidelity-governed option explicit
         self.aggregation = "model" if self.options.variant == "avg" else "gradient"
         self.n = 0
         self._lr = torch.zeros(0, dtype=torch.float64)
