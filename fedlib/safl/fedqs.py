@@ -50,6 +50,15 @@ Decisions where paper and code leave room (spec §3-§5 [D]; each is an option o
   with K = number of updates aggregated; G capped at ``g_cap`` = 2 in both Q forms.
 * *Situation test*: the received global model (newest version at the start) on the client's
   validation samples; ``evaluate_per_class`` fractions are converted to percent.
+
+Fidelity (issue 11): ``fidelity="paper"`` (default) or ``"official"`` — the official code's
+wiring around its angles, each rule also a named option (:data:`FIDELITY_RULES`; an option set
+explicitly wins over the fidelity): ``similarity=angle``, ``mod1_vector=prev_global``,
+``feedback_reset=global`` and (a) ``threshold_on=distance`` θ_i > mean θ over θ > 0,
+(b) ``bias_ratio=distance`` G = θ_i/θ̄, (c) ``phi=0.1``, (d) ``momentum_rule=code``
+m = m0 + clamp(2(θ̄/θ_i − 1), [0, 0.4]), (e) ``threshold_refresh=aggregation``,
+(f) ``first_comparison=skip_initial``, (g) ``validation=first_per_class``. The simulator's
+``safl.upload=overwrite`` (the code's file-path buffer) is separate: it is not a FedQS option.
 """
 
 from __future__ import annotations
@@ -264,6 +273,30 @@ def bias_ratio(s_i: float, s_bar: float) -> float:
     return s_bar / s_i
 
 
+def distance_of(s):
+    """d = 1/s − 1: the distance behind a similarity s = 1/(1+d) (θ in degrees for ``angle``);
+    works on floats and tensors (NaN stays NaN)."""
+    return 1.0 / s - 1.0
+
+
+def distance_mean(similarities) -> float:
+    """d̄ of the official code [C] (issue 11 (a)/(b)): the mean distance d = 1/s − 1 over the
+    clients with d > 0 — NaN ("no value", the code's 0) and an exact zero are left out. NaN when
+    no client qualifies (the code's threshold 0: no adaptation)."""
+    sim = torch.as_tensor(similarities, dtype=torch.float64).flatten()
+    d = distance_of(sim[sim > 0])  # NaN compares False; a cosine ≤ 0 has no distance
+    d = d[d > 0]
+    return float(d.mean()) if d.numel() else float("nan")
+
+
+def distance_ratio(s_i: float, d_bar: float) -> float:
+    """G = d_i / d̄ (official code [C], issue 11 (b)/(d): ``theta_i / mean theta``), > 1 for
+    strongly biased clients (d_i > d̄). NaN when s_i or d̄ is NaN, s_i ≤ 0 or d̄ ≤ 0."""
+    if math.isnan(s_i) or math.isnan(d_bar) or s_i <= 0 or d_bar <= 0:
+        return float("nan")
+    return distance_of(s_i) / d_bar
+
+
 def per_label_spread(acc: Tensor, counts: Tensor | None = None, small_class: int = 10) -> float:
     """SSBC situation test statistic (paper §3.3; spec §4): max − min per-label accuracy.
 
@@ -302,10 +335,14 @@ def momentum_rate(G: float, m0: float = 0.1, k: float = 0.2, increase_bounds=(0.
     The code caps the increase at 0.4 (m ≤ m0 + 0.4 = 0.5) and, for SSBC situation 1 where
     1/G < 1, floors it at 0 (``max(0, ...)``); for FWBC/SWBC (s_i ≥ s̄ ⇒ 1/G ≥ 1) the floor never
     binds. fedlib applies both bounds to every momentum client, and finally keeps m in [0, 0.99].
-    (The code's scripts compute the increase as 20·(0.1·θ̄/θ_i − 0.1), i.e. an effective k = 2;
-    fedlib uses the paper's k = 0.2 by default.)
+    (The code's scripts compute the increase as 20·(0.1·θ̄/θ_i − 0.1), i.e. an effective k = 2
+    with G = θ_i/θ̄ — ``momentum_rule="code"`` [C] (d); fedlib uses the paper's k = 0.2 and
+    G = s̄/s_i by default [P].) G = 0 (θ_i = 0) gives 1/G = ∞: the increase's upper bound.
     """
-    inv_g = 0.0 if math.isinf(G) else 1.0 / G
+    if math.isnan(G):  # no ratio (e.g. no positive distance): neutral, m = m0
+        inv_g = 1.0
+    else:
+        inv_g = 0.0 if math.isinf(G) else (math.inf if G == 0 else 1.0 / G)
     inc = k * (inv_g - 1.0)
     lo, hi = increase_bounds if increase_bounds is not None else (None, None)
     if lo is not None:
@@ -334,6 +371,8 @@ def mod2_adapt(
     momentum_increase_bounds=(0.0, 0.4),
     situation_threshold: float = 30.0,
     warmup_momentum: float = 0.0,
+    G: float | None = None,
+    momentum_G: float | None = None,
 ) -> Mod2Result:
     """Mod② (paper §3.3, eqs. 1-2 and the type table of spec §4) for one training start.
 
@@ -356,6 +395,12 @@ def mod2_adapt(
     makes every momentum 0 (the official main scripts), ``feedback=False`` never raises the flag,
     ``adapt_lr=False`` keeps η = ``lr_prev``.
 
+    ``s_bar`` is the divider of the type test (s_i < s_bar = strongly biased). The official code's
+    test θ_i > θ̄ [C] (issue 11 (a)) is this one with s_bar = 1/(1+θ̄) (d ↦ 1/(1+d) is
+    decreasing). ``G`` overrides the reported ratio (Mod③ uses it; default s̄/s_i), and
+    ``momentum_G`` the ratio in m_i (default s̄/s_i) — :class:`FedQS` passes the code's d_i/d̄ for
+    ``bias_ratio`` / ``momentum_rule`` [C].
+
     SSBC situation (§3.3): ``per_class_accuracy`` (percent per label, NaN = absent; a tensor or
     a zero-argument callable, evaluated only for SSBC) of the received global model on the
     client's validation set; spread = max − min ≥ ``situation_threshold`` (30 pp [C]) →
@@ -373,10 +418,12 @@ def mod2_adapt(
     F = f_bar / f_i
     if f_cap is not None:
         F = min(F, f_cap)
-    G = bias_ratio(s_i, s_bar)
+    paper_G = bias_ratio(s_i, s_bar)
+    G = paper_G if G is None else G
     fast = f_i > f_bar
     biased = s_i < s_bar
-    m_i = momentum_rate(G, m0, k, momentum_increase_bounds) if momentum else 0.0
+    mG = paper_G if momentum_G is None else momentum_G
+    m_i = momentum_rate(mG, m0, k, momentum_increase_bounds) if momentum else 0.0
 
     situation = spread = None
     if fast and biased:
@@ -414,6 +461,7 @@ def mod3_weights(
     *,
     q: str = "code",
     g_cap: float | None = 2.0,
+    phi: float | None = None,
 ) -> Tensor:
     """Mod③ (paper §3.4): normalised aggregation weights of the K buffered updates (float64).
 
@@ -425,6 +473,8 @@ def mod3_weights(
     paper's "quadratic term" (its rendering "(1+G)2K" is ambiguous, spec §5). ``g_cap`` (default
     2, the code's) caps G in both forms; ``None`` leaves it uncapped (an infinite Q then takes the
     whole weight, shared equally among the infinite ones).
+
+    ``phi``: None = K/N [P]; a number replaces it (the code's 0.1 [C], issue 11 (c)).
     """
     check_choice("Mod③ Q form", q, Q_FORMS)
     n = torch.as_tensor(num_samples, dtype=torch.float64).flatten()
@@ -440,7 +490,7 @@ def mod3_weights(
     total = n.sum()
     p = n / total if total > 0 else torch.full_like(n, 1.0 / max(n.numel(), 1))
     if flags.any():
-        phi = K / N
+        phi = K / N if phi is None else float(phi)
         g = torch.nan_to_num(G, nan=1.0)
         if g_cap is not None:
             g = g.clamp(max=g_cap)
@@ -631,6 +681,7 @@ class FedQS(Strategy):
         self._rows: list[dict] = []
         self._keys: list[str] | None = None
         self._val_cache: dict[int, Tensor] = {}
+        self._frozen = (float("nan"), float("nan"))  # (s̄, d̄) after the last aggregation
         self.last_weights: Tensor | None = None
 
     # -- setup ----------------------------------------------------------------------------
@@ -647,6 +698,7 @@ class FedQS(Strategy):
         self._sim = torch.full((self.n,), float("nan"), dtype=torch.float64)
         self._flags = torch.zeros(self.n, dtype=torch.bool)
         self._pending, self._rows, self._val_cache = {}, [], {}
+        self._frozen = (float("nan"), float("nan"))
         if o.momentum:
             opt = getattr(ctx.base_local, "optimizer", "sgd")
             check(
@@ -660,10 +712,10 @@ class FedQS(Strategy):
                 "FedQS validation='holdout' needs a validation part per client (SSBC situation test)",
                 "set data.validation='holdout' (8:2 split) or options validation='per_class'",
             )
-        if (o.momentum or o.feedback) and o.validation == "per_class":
+        if (o.momentum or o.feedback) and o.validation in ("per_class", "first_per_class"):
             check(
                 ctx.train_parts is not None and getattr(ctx.dataset, "train_y", None) is not None,
-                "FedQS validation='per_class' needs ctx.train_parts and ctx.dataset.train_y",
+                f"FedQS validation={o.validation!r} needs ctx.train_parts and ctx.dataset.train_y",
                 "run FedQS through the SAFL simulator",
             )
 
@@ -688,7 +740,10 @@ class FedQS(Strategy):
         delta = self._pending.get(c)
         if delta is not None:
             hist = ctx.global_history(2)
-            if len(hist) >= 2:
+            # first_comparison="skip_initial" [C] (f): the initial model (version 0) is never
+            # w^{t−1}, so the first comparison is w^2 vs w^1 (the code overwrites its file 0)
+            ready = len(hist) >= 2 and (self.options.first_comparison == "initial" or int(ctx.round) >= 2)
+            if ready:
                 s = mod1_similarity(
                     hist[-1],
                     hist[-2],
@@ -708,7 +763,14 @@ class FedQS(Strategy):
         if c not in self._val_cache:
             if self.options.validation == "holdout":
                 idx = torch.as_tensor(ctx.val_parts[c], dtype=torch.long).cpu()
-            else:  # the code: <= 20 samples per class from the client's own training data
+            elif self.options.validation == "first_per_class":  # [C] (g): the first <= 20 per class
+                part = torch.as_tensor(ctx.train_parts[c], dtype=torch.long).cpu()
+                y = ctx.dataset.train_y.detach().cpu()[part]
+                keep = torch.zeros(part.numel(), dtype=torch.bool)
+                for cls in torch.unique(y).tolist():
+                    keep[torch.nonzero(y == cls).flatten()[:20]] = True
+                idx = part[keep]  # in the order of the client's training indices
+            else:  # [D] <= 20 random samples per class from the client's own training data
                 from fedlib.utils import generator  # noqa: PLC0415
 
                 part = torch.as_tensor(ctx.train_parts[c], dtype=torch.long).cpu()
@@ -721,13 +783,14 @@ class FedQS(Strategy):
 
     def _per_class_accuracy(self, c: int, ctx: SimContext) -> Tensor | None:
         """Per-label accuracy (percent) of the received global model on the client's validation
-        samples; ``validation="per_class"`` halves a class with < 10 samples (the code)."""
+        samples; ``validation="per_class"`` / ``"first_per_class"`` halve a class with < 10 samples
+        (the code)."""
         idx = self._validation(c, ctx)
         if idx.numel() == 0:
             return None
         acc = torch.as_tensor(ctx.evaluate_per_class(ctx.global_history(1)[-1], idx), dtype=torch.float64)
         acc = acc.cpu() * 100.0  # evaluate_per_class gives fractions; the threshold is in points
-        if self.options.validation == "per_class":
+        if self.options.validation in ("per_class", "first_per_class"):
             counts = torch.bincount(ctx.dataset.train_y.detach().cpu()[idx], minlength=acc.numel())
             acc = torch.where(counts[: acc.numel()] < 10, acc / 2, acc)
         return acc
@@ -748,20 +811,25 @@ class FedQS(Strategy):
         if self.n == 0:
             self.setup(ctx)
         s_i = self._refresh_similarity(c, ctx)
-        s_bar = _nanmean(self._sim)
+        # dividers: at every start from the current table [D], or frozen after aggregation [C] (e)
+        s_bar, d_bar = self._dividers() if o.threshold_refresh == "start" else self._frozen
         f, f_bar = self._speeds(ctx)
         f_i = float(f[c])
         base = ctx.base_local
+        # [P] s_i < s̄; [C] (a) d_i > d̄ ⇔ s_i < 1/(1+d̄) (NaN d̄ = no threshold: warm-up)
+        divider = s_bar if o.threshold_on == "similarity" else 1.0 / (1.0 + d_bar)
+        paper_G = bias_ratio(s_i, s_bar)
+        code_G = distance_ratio(s_i, d_bar)
         res = mod2_adapt(
             float(self._lr[c]),
             s_i,
-            s_bar,
+            divider,
             f_i,
             f_bar,
             per_class_accuracy=lambda: self._per_class_accuracy(c, ctx),
             a=o.a,
             m0=o.m0,
-            k=o.k,
+            k=o.k if o.momentum_rule == "paper" else CODE_K,
             lr_bounds=(o.lr_min, o.lr_max),
             f_cap=o.f_cap,
             adapt_lr=o.adapt_lr,
@@ -770,6 +838,8 @@ class FedQS(Strategy):
             momentum_increase_bounds=(o.momentum_min_increase, o.momentum_max_increase),
             situation_threshold=o.situation_threshold,
             warmup_momentum=float(getattr(base, "momentum", 0.0) or 0.0),
+            G=paper_G if o.bias_ratio == "similarity" else code_G,
+            momentum_G=paper_G if o.momentum_rule == "paper" else code_G,
         )
         self._lr[c] = res.lr
         self._flags[c] = res.feedback
@@ -779,6 +849,7 @@ class FedQS(Strategy):
             "s": s_i,
             "f": f_i,
             "s_bar": s_bar,
+            "d_bar": d_bar,
             "f_bar": f_bar,
             "F": res.F,
             "G": res.G,
@@ -822,11 +893,17 @@ class FedQS(Strategy):
             flags = [bool(u.info.get("feedback", False)) for u in updates]
             G = [float(u.info.get("G", 1.0)) for u in updates]
         else:  # "global": the code's per-client table, with the current G
-            s_bar = _nanmean(self._sim)
+            s_bar, d_bar = self._dividers()
             flags = [bool(self._flags[int(u.client_id)]) for u in updates]
-            G = [bias_ratio(float(self._sim[int(u.client_id)]), s_bar) for u in updates]
+            sims = [float(self._sim[int(u.client_id)]) for u in updates]
+            if o.bias_ratio == "similarity":
+                G = [bias_ratio(s, s_bar) for s in sims]
+            else:  # [C] (b): θ_i / mean θ over θ > 0, from the current table
+                G = [distance_ratio(s, d_bar) for s in sims]
+        phi = None if o.phi == PHI_K_OVER_N else float(o.phi)  # [P] K/N | [C] (c) 0.1
         p = mod3_weights(
-            [u.num_samples for u in updates], flags, F, G, len(updates), ctx.n_clients, q=o.q, g_cap=o.g_cap
+            [u.num_samples for u in updates], flags, F, G, len(updates), ctx.n_clients, q=o.q, g_cap=o.g_cap,
+            phi=phi,
         )
         self.last_weights = p
         if o.variant == "avg":
@@ -838,7 +915,13 @@ class FedQS(Strategy):
         if o.local_update == "aggregated":
             for u in updates:
                 self._store_local(u)
+        self._frozen = self._dividers()  # [C] (e) the code recomputes its thresholds here
         return new
+
+    def _dividers(self) -> tuple[float, float]:
+        """(s̄, d̄) of the current similarity table: s̄ the mean s [P], d̄ the code's mean
+        distance over d > 0 [C] (:func:`distance_mean`)."""
+        return _nanmean(self._sim), distance_mean(self._sim)
 
     # -- persistence / records ---------------------------------------------------------------
     def client_rows(self) -> list[dict]:
@@ -851,6 +934,7 @@ class FedQS(Strategy):
             "lr": self._lr.clone(),
             "sim": self._sim.clone(),
             "flags": self._flags.clone(),
+            "frozen": list(self._frozen),
             "pending": {str(c): {k: v.clone() for k, v in d.items()} for c, d in self._pending.items()},
             "rows": [dict(r) for r in self._rows],
         }
@@ -860,6 +944,7 @@ class FedQS(Strategy):
         self._lr = d["lr"].clone().to(torch.float64)
         self._sim = d["sim"].clone().to(torch.float64)
         self._flags = d["flags"].clone().to(torch.bool)
+        self._frozen = tuple(float(v) for v in d.get("frozen", (float("nan"), float("nan"))))
         self._pending = {int(c): {k: v.clone() for k, v in s.items()} for c, s in d["pending"].items()}
         self._rows = [dict(r) for r in d["rows"]]
         self._val_cache = {}
