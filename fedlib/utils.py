@@ -24,6 +24,32 @@ def set_threads(n: int | None) -> int:
     return torch.get_num_threads()
 
 
+def default_threads() -> int:
+    """Torch threads for one run: ``$FEDLIB_THREADS`` if set, else 1.
+
+    Measured on the 2-core build machines (``benchmarks/README.md``): two threads in one process
+    train the small conv nets ~10x slower than one (contention), so fedlib uses the second core
+    through a second process (``fedlib.experiments.sweep``), not a second thread. ``0`` leaves
+    torch's own setting alone.
+    """
+    raw = os.environ.get("FEDLIB_THREADS", "").strip()
+    if not raw:
+        return 1
+    try:
+        n = int(raw)
+    except ValueError:
+        from fedlib.errors import FedlibError
+
+        raise FedlibError(f"FEDLIB_THREADS must be an integer >= 0, got {raw!r}",
+                          "unset it (one thread per run) or set e.g. FEDLIB_THREADS=2") from None
+    if n < 0:
+        from fedlib.errors import FedlibError
+
+        raise FedlibError(f"FEDLIB_THREADS must be an integer >= 0, got {n}",
+                          "unset it (one thread per run) or set e.g. FEDLIB_THREADS=2")
+    return n
+
+
 def derive_seed(*parts) -> int:
     """A 63-bit seed derived from any tuple of ints/strings (run seed, client id, round, ...).
 

@@ -16,12 +16,12 @@ from fedlib.models.split import client_backward, client_forward, server_step, sp
 
 torch.set_num_threads(1)
 
-IMAGE_MODELS = ("resnet18", "vgg16", "mobilenetv2", "densenet121", "cnn")
+IMAGE_MODELS = ("resnet18", "vgg16", "mobilenetv2", "densenet121", "cnn", "cnn3")
 BN_MODELS = ("resnet18", "vgg16", "mobilenetv2", "densenet121")
 # Parameters for 10 classes and the classifier's input width (count grows by fc_in + 1 per class).
 PARAMS_10 = {"resnet18": (11_173_962, 512), "vgg16": (14_728_266, 512),
              "mobilenetv2": (2_236_682, 1280), "densenet121": (6_956_298, 1024),
-             "cnn": (545_098, 128), "lstm": (204_682, 128), "fcn": (11_010, 500)}
+             "cnn": (545_098, 128), "cnn3": (541_094, 500), "lstm": (204_682, 128), "fcn": (11_010, 500)}
 
 
 def _classes(name):
@@ -40,7 +40,8 @@ def _input(name, batch=2, size=32, seed=0):
 # ------------------------------------------------------------------ registry, shapes, counts
 
 def test_registry_names():
-    assert set(MODELS) == {"resnet18", "vgg16", "mobilenetv2", "densenet121", "cnn", "lstm", "fcn"}
+    assert set(MODELS) == {"resnet18", "vgg16", "mobilenetv2", "densenet121", "cnn", "cnn3", "lstm",
+                           "fcn"}
 
 
 def test_unknown_model_lists_valid_names():
@@ -346,3 +347,16 @@ def test_split_step_rejects_unreduced_loss():
     with pytest.raises(FedlibError, match="scalar"):
         split_forward_backward(c, s, _input("cnn"), torch.tensor([1, 2]),
                                nn.CrossEntropyLoss(reduction="none"))
+
+
+def test_cnn3_is_the_safl_gap_study_cnn():
+    """Three conv blocks 16/32/64, a 1,024-wide flatten, dropout 0.3 before both linears (FedQS code [C])."""
+    m = build_model("cnn3", 10, seed=0)
+    assert m.stage_names == ("conv1", "conv2", "conv3", "fc1", "head")
+    convs = [mod for mod in m.modules() if isinstance(mod, torch.nn.Conv2d)]
+    assert [(c.in_channels, c.out_channels, c.kernel_size) for c in convs] == [(3, 16, (3, 3)), (16, 32, (3, 3)),
+                                                                                (32, 64, (3, 3))]
+    linears = [mod for mod in m.modules() if isinstance(mod, torch.nn.Linear)]
+    assert [(lin.in_features, lin.out_features) for lin in linears] == [(1024, 500), (500, 10)]
+    assert [d.p for d in m.modules() if isinstance(d, torch.nn.Dropout)] == [0.3, 0.3]
+    assert m.default_cut == "conv1" and list(m.buffers()) == []

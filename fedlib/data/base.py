@@ -131,9 +131,11 @@ class FedDataset:
         idx = torch.as_tensor(idx, dtype=torch.long).to(xs.device)
         x, y = xs[idx], ys[idx]
         if self.kind == "image":
-            x = x.float().div_(255.0)
             if train and augment and (self.crop_padding > 0 or self.flip):
+                # crop + flip only move pixels (padding is 0 either way): done on the stored uint8
+                # images, the same result as on floats with a quarter of the memory traffic
                 x = augment_images(x, self.crop_padding, self.flip, generator)
+            x = x.float().div_(255.0)
             x = self._normalise(x, channel_dim=1)
         elif self.kind == "tabular":
             x = self._normalise(x.float(), channel_dim=-1)
@@ -153,7 +155,7 @@ class FedDataset:
         shape[channel_dim] = -1
         mean = torch.tensor(self.mean, dtype=x.dtype, device=x.device).view(shape)
         std = torch.tensor(self.std, dtype=x.dtype, device=x.device).view(shape)
-        return (x - mean) / std
+        return x.sub_(mean).div_(std)
 
     def __repr__(self) -> str:  # tensors would flood a notebook cell
         return (
@@ -171,12 +173,14 @@ def _randint(high: int, n: int, generator: torch.Generator | None, device) -> to
 def augment_images(
     x: torch.Tensor, padding: int = 4, flip: bool = True, generator: torch.Generator | None = None
 ) -> torch.Tensor:
-    """Zero-padded random crop (same size) + random horizontal flip of a float batch (B, C, H, W).
+    """Zero-padded random crop (same size) + random horizontal flip of a batch (B, C, H, W).
 
     Equivalent per image to torchvision ``RandomCrop(H, padding)`` then ``RandomHorizontalFlip()``
     applied before normalisation (padding pixels are 0, i.e. black), but done for the whole batch
-    with one gather. Random numbers, in order: crop row offsets, crop column offsets, flip bits,
-    each one value per image drawn from ``generator``.
+    at once: every crop is a window of one strided view of the padded batch, picked with one
+    gather. Works on any dtype (fedlib augments the stored uint8 images). Random numbers, in
+    order: crop row offsets, crop column offsets, flip bits, each one value per image drawn from
+    ``generator``.
     """
     b, c, h, w = x.shape
     dev = x.device
@@ -186,12 +190,9 @@ def augment_images(
         x = torch.nn.functional.pad(x, (padding, padding, padding, padding))
     else:
         oy = ox = torch.zeros(b, dtype=torch.long, device=dev)
-    rows = oy[:, None] + torch.arange(h, device=dev)  # (B, H)
-    cols = torch.arange(w, device=dev).expand(b, w)
+    windows = x.unfold(2, h, 1).unfold(3, w, 1)  # (B, C, 2p+1, 2p+1, H, W), a view
+    out = windows[torch.arange(b, device=dev), :, oy, ox]  # (B, C, H, W)
     if flip:
         do_flip = _randint(2, b, generator, dev).bool()
-        cols = torch.where(do_flip[:, None], cols.flip(1), cols)
-    cols = ox[:, None] + cols  # (B, W)
-    bi = torch.arange(b, device=dev)[:, None, None, None]
-    ci = torch.arange(c, device=dev)[None, :, None, None]
-    return x[bi, ci, rows[:, None, :, None], cols[:, None, None, :]]
+        out = torch.where(do_flip[:, None, None, None], out.flip(3), out)
+    return out

@@ -34,7 +34,7 @@ from fedlib.errors import FedlibError
 from fedlib.experiments import metrics
 from fedlib.experiments.config import RunConfig
 from fedlib.experiments.store import ResultStore, RunResult
-from fedlib.utils import derive_seed
+from fedlib.utils import default_threads, derive_seed, set_threads
 
 __all__ = ["run", "RunResult", "as_config", "build_trainer", "rng_state", "set_rng_state"]
 
@@ -131,7 +131,7 @@ def _report(result: RunResult, cfg: RunConfig, how: str) -> None:
 
 # ---------------------------------------------------------------------------- run
 def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = True,
-        resume: bool = True, trainer=None) -> RunResult:
+        resume: bool = True, trainer=None, threads: int | None = None) -> RunResult:
     """Run (or load, or resume) one configuration; see the module docstring.
 
     Parameters
@@ -143,6 +143,9 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
         recomputes from round 0 (the new result replaces the old one).
     trainer : optional trainer object or factory ``trainer(cfg)`` to drive instead of the
         registered one (a trainer is still keyed by ``cfg``'s hash: pass the matching config).
+    threads : torch intra-op threads for this run (``None``: :func:`fedlib.utils.default_threads`,
+        i.e. ``$FEDLIB_THREADS`` or 1; ``0``: leave torch's setting). Speed only: the result and
+        its hash do not depend on it. Use the second core with a second process (``sweep``).
     """
     cfg = as_config(cfg).validated()
     h = cfg.config_hash()
@@ -158,6 +161,7 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
     else:
         store.clear(h)
 
+    set_threads(default_threads() if threads is None else threads)
     seed_global_rngs(cfg.seed)
     tr = build_trainer(cfg, trainer)
     total = int(getattr(tr, "total_rounds", cfg.rounds) or cfg.rounds)

@@ -8,8 +8,10 @@
 * A failing cell is reported (status ``failed`` + the error) and the others go on; a summary of
   the failures is printed at the end.
 * ``backend="local"``: a ``concurrent.futures`` process pool (spawn context) of ``workers``
-  processes (default: one per CPU, at most one per cell); each worker uses
-  ``cpu_count // workers`` torch threads.
+  processes (default: one per CPU, at most one per cell); each worker uses one torch thread
+  (``$FEDLIB_THREADS`` overrides): on the 2-core build machines two one-thread processes finish
+  two runs in about the time of one, while two threads in one process are ~10x slower for the
+  small conv nets (``benchmarks/README.md``).
 * ``backend="ray"``: one Ray task per cell (``num_cpus=1``) on a local Ray instance
   (``ray.init(num_cpus=workers or 2, include_dashboard=False)``) or on an existing cluster given
   by ``address`` (``"auto"`` or ``"ray://host:10001"``). Workers write to the same store root; on
@@ -33,6 +35,7 @@ import pandas as pd
 from fedlib.errors import FedlibError, check, check_choice
 from fedlib.experiments.config import RunConfig, _parse_overrides
 from fedlib.experiments.store import ResultStore, csv_to_frame, frame_to_csv
+from fedlib.utils import default_threads
 
 __all__ = ["sweep", "grid", "expand", "SWEEP_BACKENDS"]
 
@@ -103,7 +106,7 @@ def run_cell(cfg_dict: dict, root: str, threads: int | None = None, payload: boo
 
         cfg = RunConfig.from_dict(cfg_dict)
         h = cfg.config_hash()
-        res = run(cfg, store=ResultStore(root), progress=False)
+        res = run(cfg, store=ResultStore(root), progress=False, threads=threads)
         files = None
         if payload:
             files = {"history": frame_to_csv(res.history), "clients": frame_to_csv(res.clients)}
@@ -121,7 +124,7 @@ def _local(todo, root, workers, on_done):
     from concurrent.futures import ProcessPoolExecutor, as_completed
     import multiprocessing as mp
 
-    threads = max(1, cpu_count() // workers)
+    threads = default_threads() or 1
     ctx = mp.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
                              initargs=(threads,)) as pool:

@@ -11,6 +11,7 @@ name            architecture                                           params (1
 ``mobilenetv2`` CIFAR MobileNetV2 (SMoFi §4)                           2,236,682       ``stage2``
 ``densenet121`` CIFAR DenseNet-121, growth 32 (SMoFi §4)               6,956,298       ``dense1``
 ``cnn``         small CPU-scale CNN, no normalisation (fedlib)         545,098         ``conv1``
+``cnn3``        FedQS SAFL-gap study CNN [C], dropout 0.3; cpu profile  541,094         ``conv1``
 ``lstm``        Shakespeare char LSTM (FedQS §7 NLP), 80 classes       213,712         ``embed``
 ``fcn``         UCI Adult FCN (FedQS §7 RWD), 2 classes                7,002           ``fc1``
 ==============  =====================================================  ==============  ===========
@@ -33,7 +34,7 @@ from fedlib.models.densenet import densenet121
 from fedlib.models.lstm import LSTM, lstm
 from fedlib.models.mobilenet import mobilenetv2
 from fedlib.models.resnet import resnet18
-from fedlib.models.small import cnn, fcn
+from fedlib.models.small import cnn, cnn3, fcn
 from fedlib.models.staged import StagedModel, cut_points as _cut_points, split_model
 from fedlib.models.vgg import vgg16
 
@@ -43,6 +44,7 @@ _FACTORIES = {
     "mobilenetv2": mobilenetv2,
     "densenet121": densenet121,
     "cnn": cnn,
+    "cnn3": cnn3,
     "lstm": lstm,
     "fcn": fcn,
 }
