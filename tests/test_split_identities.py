@@ -181,7 +181,7 @@ def test_5_finished_clients_count_with_staleness_and_denominator_is_J(cifar):
             seen.append((step, active.clone(), own,
                          {n: self.last_fused[("momentum_buffer", n)].clone() for n in self.names}))
 
-    hook = Spy(names, "sgd", SMoFiOptions(alpha=-0.5))
+    hook = Spy(names, "sgd", SMoFiOptions(alpha=-0.5, stale_index="from0"))  # ages 1, 2, ...
     hook.start_round(3)
     train_split_clients(client, server, model.state_dict(), _batches(tasks, cifar), SGDM, hook=hook)
     assert [s[0] for s in seen] == [0, 1, 2, 3]

@@ -10,30 +10,59 @@ surrogate optimizer by one fused buffer::
     m̄^{τ+1} = ( Σ_{j active} m_{s,j}^{τ+1} + Σ_{h finished} s_α(τ, h) · m_h^{final} ) / |J^n|
     s_α(τ, h) = (τ − |T_h| + 1)^α,   α < 0  (default −0.1)
 
-Step indexing used throughout fedlib (a fedlib decision, the paper leaves it implicit):
+Step indexing (issue 12). fedlib's engine numbers the lock-steps of a round τ = 0, 1, 2, …;
+client j takes the steps τ = 0 … |T_j| − 1 (active iff τ < |T_j|) and is *finished* from
+τ = |T_j| on. The paper's formula has two readings of its τ:
 
-* the lock-steps of a round are numbered τ = 0, 1, 2, …; step τ turns m^{τ} into m^{τ+1};
-* client j takes the steps τ = 0 … |T_j| − 1, so it is *active* at step τ iff τ < |T_j|; its
-  last step produces m_j^{|T_j|} =: m_j^{final};
-* client h is *finished* at step τ iff τ ≥ |T_h|; its age is then τ − |T_h| + 1 ≥ 1, so its
-  weight is exactly 1 at the first step after it finished (τ = |T_h|) and decays polynomially
-  afterwards: 1, 2^α, 3^α, …  (every weight lies in (0, 1]);
-* m_h^{final} is the client's *own* momentum after its last step (before that step's fusion
-  overwrote it) [D] — the signal it contributed while active, not the fused buffer.
+* ``stale_index="from1"`` [default, P-reading]: the paper numbers steps from 1 — its recursion
+  ``m_{s,j}^{(n,τ+1)} = β m̄_s^{(n,τ)} + ∇L(W_{s,j}^{(n,τ)})`` writes a client's final buffer
+  as step |T_j| + 1, i.e. j's gradients are taken at τ_paper = 1 … |T_j|. The first fusion after
+  j finished is at τ_paper = |T_j| + 1, where s_α = (|T_j| + 1 − |T_j| + 1)^α = 2^α; the ages are
+  2, 3, 4, … and the weights 2^α, 3^α, … (≈ 0.933, 0.896, … at α = −0.1). In fedlib's 0-based τ
+  the age is τ − |T_h| + 2. Only this reading lets α → −∞ remove a finished client entirely.
+* ``stale_index="from0"`` (fedlib ≤ issue 12): τ_paper = τ, ages 1, 2, 3, …, so the first stale
+  weight is exactly 1 for every α.
+
+Staleness mode ``stale``:
+
+* ``"decay"`` [default, P]: the paper's rule — "SMoFi 记录已完成 client 的最终 momentum 并以多项式
+  衰减权重 s_α = (τ − |T_j| + 1)^α 加入对齐计算，保证参与对齐的 momentum 数量始终为 |J^n|"
+  (finished clients' final momenta are kept with polynomially decaying weights so that the
+  number of aligned momenta stays |J^n|).
+* ``"drop"`` [D, issue 12]: a finished client's momentum leaves the fused buffer (weight 0). The
+  denominator follows the same rule as in ``decay``: |J^n| (the paper's "始终为 |J^n|"), i.e.
+  drop ≡ decay with s_α ≡ 0 ≡ the α → −∞ limit of the ``from1`` reading; ``renormalise=True``
+  divides by Σ weights, which in drop mode is the number of *active* surrogates (a plain mean of
+  the active momenta).
+
+m_h^{final} is the client's *own* momentum after its last step (before that step's fusion
+overwrote it) [D] — the signal it contributed while active, not the fused buffer.
 
 The mean is over |J^n| signals (all selected clients), not renormalised by the weights [D];
 ``renormalise=True`` divides by Σ weights instead. With no finished client the fusion of the
 SGD form ``m_j = β m̄ + g_j`` gives ``m̄^{τ+1} = β m̄^τ + mean_j g_j`` — a global momentum of the
 mean server gradient (spec §2, tested).
 
-Which buffer is fused [D, spec §2]: the first moment — SGD ``momentum_buffer`` (heavy-ball and
-Nesterov alike), Adam/AdamW ``exp_avg``; Adam's ``exp_avg_sq`` stays per surrogate unless
-``fuse_second_moment``. Only server-part buffers are touched: the client-side optimizers are left
-alone ("client-transparent").
+Which buffers are fused [D, spec §2, issue 12]: SGD ``momentum_buffer`` (heavy-ball and Nesterov
+alike); Adam/AdamW ``exp_avg`` **and** ``exp_avg_sq`` with the same weights
+(``fuse_second_moment=True``, default). Fusing only ``exp_avg`` (``fuse_second_moment=False``,
+the spec's original reading, kept as a named option) pairs a fused first moment with each
+surrogate's own second moment: on coordinates where one surrogate's gradient is exactly zero
+(dead ReLU units) its ``exp_avg_sq`` decays towards 0 while the fused ``exp_avg`` does not, and
+m̂/√v̂ reaches 1e6–1e13 (issue 12: parameters moved 7.7e11 in 9 steps at lr 0.01). With both
+moments fused by the same non-negative weights c_j (Σ c_j ≤ 1), weighted Cauchy–Schwarz over the
+fusion paths gives |m_t| / √v_t ≤ (1−β1)/√(1−β2) · (1 − β1²/β2)^{-1/2} (≈ 7.27 for the defaults
+0.9/0.999; bias correction only lowers it for these β), exactly Adam's own bound: a fused step
+can never exceed ≈ 7.3·lr (+ AdamW's decoupled decay). The paper evaluates Adam/AdamW but does
+not say which Adam buffers are aligned; its stated idea — replace each surrogate's optimizer
+state by "全局对齐的平均 momentum" — is honoured by fusing the whole moment state. Only server-part
+buffers are touched: the client-side optimizers are left alone ("client-transparent").
 """
 
 from __future__ import annotations
 
+import statistics
+import warnings
 from dataclasses import dataclass
 from typing import Iterable, Sequence
 
@@ -50,7 +79,30 @@ __all__ = [
     "staleness_weight",
     "validate_alpha",
     "first_moment_kind",
+    "step_count_spread",
+    "STALE_MODES",
+    "STALE_INDEXES",
+    "FirstMomentOnlyWarning",
 ]
+
+STALE_MODES = ("decay", "drop")
+STALE_INDEXES = ("from1", "from0")
+
+
+class FirstMomentOnlyWarning(UserWarning):
+    """Adam/AdamW SMoFi fusing ``exp_avg`` alone (``fuse_second_moment=False``) can blow up."""
+
+
+def _check_choice(name: str, value, choices) -> str:
+    check(isinstance(value, str) and value in choices,
+          f"SMoFi option {name}={value!r} is not one of {', '.join(choices)}",
+          f"use {name}={choices[0]} (the default)")
+    return value
+
+
+def _index_offset(stale_index: str) -> float:
+    """Extra age of the ``from1`` reading (paper τ = fedlib τ + 1)."""
+    return 1.0 if _check_choice("stale_index", stale_index, STALE_INDEXES) == "from1" else 0.0
 
 
 def validate_alpha(alpha: float) -> float:
@@ -69,41 +121,58 @@ def validate_alpha(alpha: float) -> float:
     return alpha
 
 
-def staleness_weight(tau, finished_steps, alpha: float = -0.1) -> Tensor:
-    """s_α(τ, h) = (τ − |T_h| + 1)^α for clients that finished after ``finished_steps`` = |T_h| steps.
+def staleness_weight(tau, finished_steps, alpha: float = -0.1,
+                     stale_index: str = "from1") -> Tensor:
+    """s_α(τ, h) = (τ_paper − |T_h| + 1)^α for clients that finished after ``finished_steps`` = |T_h|.
 
-    ``tau`` is the 0-based lock-step index (see the module docstring); a client with
-    ``finished_steps <= tau`` is finished and has age ``tau - finished_steps + 1 >= 1``. Entries of
-    clients that are not finished yet (age < 1) get weight 1 — they are active and contribute
-    their current momentum in full. Returns a float tensor shaped like ``finished_steps``.
+    ``tau`` is fedlib's 0-based lock-step index (see the module docstring); a client with
+    ``finished_steps <= tau`` is finished. Its age is ``tau − finished_steps + 2`` (≥ 2) under
+    ``stale_index="from1"`` (the default: paper steps counted from 1, first stale weight 2^α) and
+    ``tau − finished_steps + 1`` (≥ 1) under ``"from0"`` (first stale weight 1). Entries of clients
+    that are not finished yet get weight 1 — they are active and contribute their current
+    momentum in full. Returns a float64 tensor shaped like ``finished_steps``.
     """
     alpha = validate_alpha(alpha)
-    steps = torch.as_tensor(finished_steps)
-    age = (torch.as_tensor(tau, dtype=torch.float64) - steps.to(torch.float64) + 1.0).clamp_min(1.0)
-    return age.pow(alpha)
+    offset = _index_offset(stale_index)
+    steps = torch.as_tensor(finished_steps).to(torch.float64)
+    tau = torch.as_tensor(tau, dtype=torch.float64)
+    age = tau - steps + 1.0 + offset
+    return torch.where(steps <= tau, age, torch.ones_like(age)).pow(alpha)
 
 
 def fusion_weights(active_mask: Tensor, finished_steps, tau, alpha: float = -0.1,
-                   n_selected: int | None = None, renormalise: bool = False) -> Tensor:
+                   n_selected: int | None = None, renormalise: bool = False,
+                   stale: str = "decay", stale_index: str = "from1") -> Tensor:
     """The per-client coefficients c_j of m̄ = Σ_j c_j · m_j (spec §2), shape [C], float64.
 
-    c_j = 1/|J^n| for an active client, s_α(τ, j)/|J^n| for a finished one (``renormalise``:
-    divide by Σ weights instead of |J^n|).
+    c_j = 1/|J^n| for an active client; for a finished one s_α(τ, j)/|J^n| (``stale="decay"``)
+    or 0 (``stale="drop"``). ``renormalise``: divide by Σ weights instead of |J^n| — in drop mode
+    that is the number of active clients. If no weight is left (drop, renormalise, nobody
+    active) all coefficients are 0.
     """
+    _check_choice("stale", stale, STALE_MODES)
     active_mask = torch.as_tensor(active_mask, dtype=torch.bool)
     c = active_mask.numel()
     n = c if n_selected is None else int(n_selected)
     check(n >= c, f"n_selected={n} is smaller than the {c} clients given to the fusion",
           "pass the number of selected clients |J^n| (at least the stacked clients)")
-    w = torch.where(active_mask, torch.ones((), dtype=torch.float64),
-                    staleness_weight(tau, finished_steps, alpha))
+    if stale == "drop":
+        validate_alpha(alpha)
+        _index_offset(stale_index)
+        stale_w = torch.zeros(c, dtype=torch.float64)
+    else:
+        stale_w = staleness_weight(tau, finished_steps, alpha, stale_index).expand(c)
+    w = torch.where(active_mask, torch.ones((), dtype=torch.float64), stale_w)
     denom = w.sum() if renormalise else torch.tensor(float(n), dtype=torch.float64)
+    if denom.item() == 0.0:
+        return torch.zeros_like(w)
     return w / denom
 
 
 def fuse_momentum(active_buffers: Tensor, active_mask: Tensor, final_buffers: Tensor,
                   finished_steps, tau, alpha: float = -0.1, n_selected: int | None = None,
-                  renormalise: bool = False) -> Tensor:
+                  renormalise: bool = False, stale: str = "decay",
+                  stale_index: str = "from1") -> Tensor:
     """The fused server momentum m̄^{τ+1} of spec §2, from stacked per-client buffers.
 
     Parameters
@@ -124,6 +193,10 @@ def fuse_momentum(active_buffers: Tensor, active_mask: Tensor, final_buffers: Te
         |J^n|, the denominator (default C).
     renormalise:
         divide by Σ weights instead of |J^n| [D: off, as the paper's plain mean].
+    stale:
+        ``"decay"`` (finished clients weighted s_α) or ``"drop"`` (weight 0).
+    stale_index:
+        ``"from1"`` (paper steps from 1: ages 2, 3, …) or ``"from0"`` (ages 1, 2, …).
 
     Returns ``Tensor[...]``: m̄^{τ+1} = (Σ_active m_j + Σ_finished s_α(τ,h) m_h^{final}) / |J^n|.
     """
@@ -131,7 +204,8 @@ def fuse_momentum(active_buffers: Tensor, active_mask: Tensor, final_buffers: Te
           f"active buffers {tuple(active_buffers.shape)} and final buffers "
           f"{tuple(final_buffers.shape)} differ in shape")
     mask = torch.as_tensor(active_mask, dtype=torch.bool, device=active_buffers.device)
-    coef = fusion_weights(mask, finished_steps, tau, alpha, n_selected, renormalise)
+    coef = fusion_weights(mask.cpu(), finished_steps, tau, alpha, n_selected, renormalise,
+                          stale, stale_index)
     stack = torch.where(mask.view(-1, *([1] * (active_buffers.dim() - 1))), active_buffers,
                         final_buffers)
     return torch.tensordot(coef.to(stack.device, stack.dtype), stack, dims=1)
@@ -142,27 +216,62 @@ def first_moment_kind(optimizer: str) -> str:
     return "exp_avg" if str(optimizer).lower() in ("adam", "adamw") else "momentum_buffer"
 
 
+def step_count_spread(steps) -> dict:
+    """The spread of the clients' local step counts |T_j|: ``{"n", "min", "median", "max"}``.
+
+    α only matters when the |T_j| differ (issue 12: Dir(0.1) puts 1-step clients next to
+    15–23-step ones), so reports print this next to every SMoFi result. ``steps``: any sequence
+    or tensor of non-negative integers (e.g. :attr:`SMoFiHook.step_counts`).
+    """
+    values = [int(v) for v in torch.as_tensor(steps).flatten().tolist()]
+    check(len(values) > 0, "step_count_spread needs at least one client's step count")
+    check(min(values) >= 0, f"step counts must be >= 0, got {min(values)}")
+    return {"n": len(values), "min": min(values), "median": float(statistics.median(values)),
+            "max": max(values)}
+
+
 @dataclass
 class SMoFiOptions:
-    """Options of the SMoFi add-on (spec §2).
+    """Options of the SMoFi add-on (spec §2, issue 12).
 
     alpha: staleness exponent of s_α = (τ − |T_h| + 1)^α, must be < 0 [P: default −0.1].
+    stale: ``"decay"`` — finished clients' final momenta stay in the fused buffer with weight s_α,
+        "保证参与对齐的 momentum 数量始终为 |J^n|" [P, default]; ``"drop"`` — they leave it (weight 0),
+        denominator unchanged (|J^n|, or the active count with ``renormalise``) [D].
+    stale_index: ``"from1"`` — the paper's τ counts steps from 1 (a client's final buffer is step
+        |T_j| + 1), so the first stale weight is 2^α [P-reading, default]; ``"from0"`` — first
+        stale weight 1 (fedlib's reading before issue 12).
     renormalise: divide the fused sum by Σ weights instead of |J^n| [D: False].
     carry_momentum: keep the fused momentum from one round's end as the next round's start
         instead of resetting it to zero [D: False, reset each round].
-    fuse_second_moment: Adam/AdamW — also fuse ``exp_avg_sq`` with the same weights [D: False].
+    fuse_second_moment: Adam/AdamW — fuse ``exp_avg_sq`` with the same weights as ``exp_avg``
+        [D: True — cannot blow up, see the module docstring]. ``False`` = first-moment-only
+        fusion, kept as a named option; it warns (:class:`FirstMomentOnlyWarning`). No effect
+        for SGD.
     """
 
     alpha: float = -0.1
+    stale: str = "decay"
+    stale_index: str = "from1"
     renormalise: bool = False
     carry_momentum: bool = False
-    fuse_second_moment: bool = False
+    fuse_second_moment: bool = True
 
     def __post_init__(self):
         self.alpha = validate_alpha(self.alpha)
+        _check_choice("stale", self.stale, STALE_MODES)
+        _check_choice("stale_index", self.stale_index, STALE_INDEXES)
         for name in ("renormalise", "carry_momentum", "fuse_second_moment"):
             value = getattr(self, name)
             check(isinstance(value, bool), f"SMoFi option {name} must be true or false, got {value!r}")
+
+
+_FIRST_ONLY_MSG = (
+    "SMoFi with Adam/AdamW and fuse_second_moment=False fuses exp_avg but keeps each surrogate's "
+    "own exp_avg_sq: where a surrogate's gradient is exactly zero (e.g. dead ReLU units) its "
+    "second moment decays to 0 while the fused first moment does not, and steps m̂/√v̂ can reach "
+    "1e6–1e13·lr (issue 12). Use fuse_second_moment=True (the default) unless you are "
+    "reproducing that rule on purpose.")
 
 
 class SMoFiHook:
@@ -191,8 +300,11 @@ class SMoFiHook:
               "cut the model earlier so the server part has parameters")
         self.optimizer = str(optimizer).lower()
         kinds = [first_moment_kind(self.optimizer)]
-        if self.options.fuse_second_moment and kinds[0] == "exp_avg":
-            kinds.append("exp_avg_sq")
+        if kinds[0] == "exp_avg":
+            if self.options.fuse_second_moment:
+                kinds.append("exp_avg_sq")
+            else:  # shown once per process by Python's default warning filter
+                warnings.warn(_FIRST_ONLY_MSG, FirstMomentOnlyWarning, stacklevel=2)
         self.kinds = tuple(kinds)
         # plain SGD (β = 0) keeps no momentum buffer: SMoFi is then exactly SFLV1 (spec §6.2)
         self.enabled = not (self.optimizer == "sgd" and momentum is not None and float(momentum) == 0.0)
@@ -211,6 +323,12 @@ class SMoFiHook:
         self._steps = None
         self.last_fused = {}
 
+    @property
+    def step_counts(self) -> Tensor | None:
+        """The clients' local step counts |T_j| seen so far this round (after the round: final);
+        feed to :func:`step_count_spread`."""
+        return None if self._steps is None else self._steps.clone()
+
     def fused_state(self) -> dict[str, Tensor]:
         """The last fused buffers, keyed ``"kind/name"`` (what ``carry_momentum`` carries)."""
         return {f"{k}/{n}": v.clone() for (k, n), v in self.last_fused.items()}
@@ -226,8 +344,9 @@ class SMoFiHook:
             self.tau += 1
             return
         n = self.n_selected if self.n_selected is not None else c
-        coef = fusion_weights(active, self._steps, self.tau, self.options.alpha, n,
-                              self.options.renormalise)
+        o = self.options
+        coef = fusion_weights(active, self._steps, self.tau, o.alpha, n, o.renormalise,
+                              o.stale, o.stale_index)
         present = getattr(buffers, "kinds", None)
         for kind in self.kinds:
             if present is not None and kind not in present:  # e.g. SGD without momentum
