@@ -15,6 +15,9 @@ history whose accuracies are all <= 1 as fractions.
 - time to round T = virtual (or wall) time at round T.
 - speed-up [SMoFi] = rounds the baseline needs to reach a target / rounds the method needs;
   default target = the best accuracy the baseline reaches within its budget.
+- SAFL queue regime (:func:`queue_regime`, from the history columns ``uploads`` / ``backlog`` that
+  :class:`fedlib.safl.simulator.SAFLSimulator` writes): mean uploads per tick, backlog mean / max /
+  final; :func:`buffer_keeps_up` is the verdict against K.
 """
 
 from __future__ import annotations
@@ -32,6 +35,8 @@ __all__ = [
     "time_to_round",
     "rounds_to_target",
     "speedup",
+    "buffer_keeps_up",
+    "queue_regime",
     "summarize",
 ]
 
@@ -117,6 +122,53 @@ def speedup(baseline_history, history, target: float | None = None) -> float:
     return rb / rm
 
 
+def buffer_keeps_up(uploads_per_tick: float, k: int, backlog_final: int) -> bool:
+    """Does a semi-asynchronous server keep up with its clients?
+
+    The server aggregates at most ``k`` updates per tick (one aggregation of K per tick), so when
+    clients upload more than K per tick on average the excess piles up in the buffer and the
+    staleness of what is aggregated grows without bound. The buffer is judged *not* to keep up
+    when both hold:
+
+    * ``uploads_per_tick > k`` — the mean number of uploads per elapsed tick exceeds K (with fixed
+      delays the measured mean never exceeds the steady-state rate sum_i 1/(r_i + 1), so this is
+      not fooled by the start, where every client starts at tick 0), and
+    * ``backlog_final >= k`` — at least one full round is still waiting after the last
+      aggregation (the pile-up is visible, not a start-up burst).
+
+    Otherwise it keeps up (the backlog stays below about K between aggregations)."""
+    return not (float(uploads_per_tick) > int(k) and int(backlog_final) >= int(k))
+
+
+def queue_regime(history, k: int | None = None) -> dict:
+    """The SAFL queue regime of one run from its history; ``{}`` without the columns.
+
+    Uses the per-round columns ``uploads`` (updates uploaded since the previous aggregation),
+    ``backlog`` (updates left in the buffer after the aggregation) and ``virtual_time`` (ticks
+    elapsed). Returns ``uploads_per_tick`` (total uploads / ticks elapsed at the last round),
+    ``backlog_mean`` / ``backlog_max`` (over rounds) and ``backlog_final``; with ``k`` also
+    ``k`` and ``buffer_keeps_up`` (:func:`buffer_keeps_up`). Rows without the columns (a run
+    resumed from a checkpoint written before they existed) are skipped."""
+    df = _frame(history)
+    if not {"uploads", "backlog", "virtual_time"} <= set(df.columns) or df.empty:
+        return {}
+    up = pd.to_numeric(df["uploads"], errors="coerce")
+    bl = pd.to_numeric(df["backlog"], errors="coerce").dropna()
+    ticks = float(pd.to_numeric(df["virtual_time"], errors="coerce").iloc[-1])
+    if bl.empty or up.isna().any() or not ticks > 0:
+        out = {"uploads_per_tick": None}
+    else:
+        out = {"uploads_per_tick": float(up.sum()) / ticks}
+    out.update(backlog_mean=float(bl.mean()) if len(bl) else None,
+               backlog_max=int(bl.max()) if len(bl) else None,
+               backlog_final=int(bl.iloc[-1]) if len(bl) else None)
+    if k is not None:
+        out["k"] = int(k)
+        out["buffer_keeps_up"] = None if out["uploads_per_tick"] is None or out["backlog_final"] is None \
+            else buffer_keeps_up(out["uploads_per_tick"], k, out["backlog_final"])
+    return out
+
+
 def summarize(history, last: int = 20, threshold: float = 15.0) -> dict:
     """The standard metric set of one run, as plain Python numbers (None where undefined)."""
     ev = _evaluated(history)
@@ -126,7 +178,7 @@ def summarize(history, last: int = 20, threshold: float = 15.0) -> dict:
     def num(x):
         return None if x is None or (isinstance(x, float) and math.isnan(x)) else x
 
-    return {
+    out = {
         "rounds": int(df["round"].max()) if len(df) else 0,
         "final_accuracy": num(float(acc.iloc[-1]) if len(acc) else math.nan),
         "best_accuracy": num(float(acc.max()) if len(acc) else math.nan),
@@ -139,3 +191,5 @@ def summarize(history, last: int = 20, threshold: float = 15.0) -> dict:
         "virtual_time": num(time_to_round(history, None, "virtual_time")),
         "wall_time": num(time_to_round(history, None, "wall_time")),
     }
+    out.update(queue_regime(history))  # SAFL histories only (a trainer's summary adds k and the verdict)
+    return out
