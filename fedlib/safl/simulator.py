@@ -40,6 +40,22 @@ steps among the trainings that *started* in it (0 if none started), summed over 
 official code trains a client entirely at its start tick, so a tick lasts as long as its slowest
 training); in synchronous mode a round costs the largest step count of its K clients.
 ``wall_time``: real seconds spent in ``run_round`` so far (carried across resumes).
+
+Queue columns of a history row (the SAFL regime, issue 11)
+----------------------------------------------------------
+``uploads``: updates uploaded since the previous aggregation (in the ticks after it, up to and
+including this round's tick; synchronous mode: K); ``backlog``: updates still waiting in the
+buffer after this round's aggregation took its K (synchronous: 0); ``replaced``: how many of this
+round's aggregated entries hold a later training than the one uploaded (``upload="overwrite"``;
+always 0 for ``snapshot``). The server aggregates at most K per tick, so when clients upload more
+than K per tick the backlog grows every tick and, with ``snapshot`` uploads, so does the staleness
+(e.g. N = 200 at 1:50, or N = 100 at 1:20, upload ~14 per tick against K = 10). ``summary()``
+reports ``uploads_per_tick``, ``k``, ``backlog_mean`` / ``backlog_max`` / ``backlog_final``,
+``replaced_share`` and ``buffer_keeps_up`` (rule: :func:`fedlib.experiments.metrics.buffer_keeps_up`);
+the first round at which the buffer does not keep up raises one :class:`BufferBacklogWarning` per
+simulator (a resumed run, in a new process, warns again). Under ``overwrite`` the backlog of
+entries grows the same way (the timing does not depend on the upload semantics), but each entry
+holds its client's latest training, so staleness stays bounded and most entries are replaced.
 """
 
 from __future__ import annotations
@@ -48,20 +64,27 @@ import copy
 import dataclasses
 import math
 import time
+import warnings
 from typing import Any
 
 import torch
 from torch import nn
 
 from fedlib.errors import FedlibError, check, check_choice
+from fedlib.experiments.metrics import buffer_keeps_up
 from fedlib.safl.schedule import Clock, Scenario, Training
 from fedlib.safl.strategy import SimContext, Strategy, Update, clone_state
 from fedlib.utils import generator
 
-__all__ = ["SAFLSimulator", "MODES", "evaluate_state"]
+__all__ = ["SAFLSimulator", "MODES", "evaluate_state", "BufferBacklogWarning"]
 
 MODES = ("semi-async", "sync")
 STATE_FORMAT = 1
+
+
+class BufferBacklogWarning(UserWarning):
+    """The SAFL buffer cannot keep up: clients upload more than K updates per tick and the
+    backlog grows (see the module docstring and ``fedlib.experiments.metrics.buffer_keeps_up``)."""
 
 
 def _engine():
@@ -191,6 +214,10 @@ class SAFLSimulator:
         self.timers = {"train": 0.0, "eval": 0.0, "strategy": 0.0, "total": 0.0}
         self.staleness_sum = 0
         self.staleness_n = 0
+        # queue counters (history columns uploads / backlog / replaced; summary regime fields)
+        self.queue = {"uploads": 0, "aggregated": 0, "replaced": 0, "backlog_sum": 0, "backlog_max": 0,
+                      "rounds": 0}
+        self._warned = False
         self._client_rows: list[dict] = []
         self.ctx = SimContext(
             n_clients=n, k=self.k, sizes=torch.tensor([len(p) for p in self.train_parts], dtype=torch.long),
@@ -281,15 +308,26 @@ class SAFLSimulator:
         t0 = time.perf_counter()
         if self.mode == "sync":
             updates, tick = self._sync_round()
+            uploads, backlog, replaced = len(updates), 0, 0
         else:
-            updates, tick = self._async_round()
+            updates, tick, uploads, replaced = self._async_round()
+            backlog = len(self.clock.buffer)
         stal = [u.staleness for u in updates]
         self.staleness_sum += sum(stal)
         self.staleness_n += len(stal)
+        q = self.queue
+        q["uploads"] += uploads
+        q["aggregated"] += len(updates)
+        q["replaced"] += replaced
+        q["backlog_sum"] += backlog
+        q["backlog_max"] = max(q["backlog_max"], backlog)
+        q["rounds"] += 1
         row = {"round": self.round, "tick": tick, "virtual_time": float(tick + 1),
                "cost_time": float(self.cost_time),
                "staleness_mean": sum(stal) / len(stal), "staleness_max": max(stal),
-               "local_trainings": self._n_trainings(), "versions_kept": len(self.versions)}
+               "local_trainings": self._n_trainings(), "versions_kept": len(self.versions),
+               "uploads": uploads, "backlog": backlog, "replaced": replaced}
+        self._check_backlog(tick + 1, backlog)
         te = time.perf_counter()
         if self.round % self.eval_every == 0 or self.round == self.total_rounds:
             row.update(self._evaluate_global())
@@ -301,6 +339,30 @@ class SAFLSimulator:
         self.wall_time += t1 - t0
         row["wall_time"] = self.wall_time
         return row
+
+    def _check_backlog(self, ticks: int, backlog: int) -> None:
+        """Warn once (per simulator) when the buffer does not keep up (module docstring)."""
+        if self._warned or self.mode != "semi-async":
+            return
+        rate = self.queue["uploads"] / max(ticks, 1)
+        if buffer_keeps_up(rate, self.k, backlog):
+            return
+        self._warned = True
+        if self.clock.upload_mode == "snapshot":
+            effect = ("with safl.upload=snapshot every waiting update keeps aging, so the staleness "
+                      "of what is aggregated grows without bound and training may diverge")
+            fix = ("raise safl.k, use safl.upload=overwrite (the official code's file buffer), or "
+                   "fewer/faster clients (lower safl.clients or safl.ratio)")
+        else:
+            effect = ("with safl.upload=overwrite each waiting entry holds its client's latest training, so "
+                      "staleness stays bounded, but most aggregated entries are replaced and a client's "
+                      "training can be aggregated more than once")
+            fix = "raise safl.k, or fewer/faster clients (lower safl.clients or safl.ratio)"
+        warnings.warn(
+            f"SAFL buffer cannot keep up: clients upload {rate:.2f} updates per tick but the server "
+            f"aggregates at most K = {self.k} per tick; after round {self.round} (tick {ticks - 1}) "
+            f"{backlog} updates are waiting in the buffer and the backlog keeps growing; {effect}. "
+            f"Fix: {fix}.", BufferBacklogWarning, stacklevel=3)
 
     def _n_trainings(self) -> int:
         return self.clock.n_trainings if self.mode == "semi-async" else self.round * self.k
@@ -321,8 +383,10 @@ class SAFLSimulator:
             del self.versions[v]
         self._client_rows.extend(self.strategy.client_rows() or [])
 
-    def _async_round(self) -> tuple[list[Update], int]:
+    def _async_round(self) -> tuple[list[Update], int, int, int]:
+        """(updates, aggregation tick, uploads since the previous aggregation, replaced entries)."""
         clock, strat, ctx = self.clock, self.strategy, self.ctx
+        uploads = 0
         while True:
             if clock.tick > self.max_ticks:
                 raise FedlibError(f"no aggregation within {self.max_ticks} ticks (round {self.round})",
@@ -332,6 +396,7 @@ class SAFLSimulator:
             ctx.delays = torch.tensor(clock.current_delays(), dtype=torch.long)
             if ev.starts:
                 self._train(ev.starts, ev.tick, ev.tick)
+            uploads += len(ev.uploads)
             t0 = time.perf_counter()
             for tr in ev.uploads:
                 strat.on_upload(self.results[tr.id], ctx)
@@ -351,7 +416,8 @@ class SAFLSimulator:
             self._aggregate(updates)
             clock.end_tick()
             self._collect()
-            return updates, agg.tick
+            replaced = sum(a.id != c.id for a, c in zip(agg.uploaded, agg.content))
+            return updates, agg.tick, uploads, replaced
 
     def _collect(self) -> None:
         """Drop finished results nothing refers to any more."""
@@ -389,14 +455,24 @@ class SAFLSimulator:
     def summary(self) -> dict:
         t = self.timers
         own = max(t["total"] - t["train"] - t["eval"] - t["strategy"], 0.0)
+        ticks = self.clock.tick if self.mode == "semi-async" else self.sync_tick
+        q = self.queue
+        rate = q["uploads"] / ticks if ticks > 0 else None
+        final = len(self.clock.buffer) if self.mode == "semi-async" else 0
         return {
-            "ticks": (self.clock.tick if self.mode == "semi-async" else self.sync_tick),
+            "ticks": ticks,
             "local_trainings": self._n_trainings(),
             "staleness_mean_all": self.staleness_sum / self.staleness_n if self.staleness_n else None,
             "cost_time": float(self.cost_time),
             "time_train": t["train"], "time_eval": t["eval"], "time_strategy": t["strategy"],
             "time_total": t["total"], "time_bookkeeping": own,
             "bookkeeping_share": own / t["total"] if t["total"] > 0 else None,
+            # the queue regime (module docstring; counted since the start of the run)
+            "uploads_per_tick": rate, "k": self.k,
+            "backlog_mean": q["backlog_sum"] / q["rounds"] if q["rounds"] else None,
+            "backlog_max": q["backlog_max"] if q["rounds"] else None, "backlog_final": final,
+            "replaced_share": q["replaced"] / q["aggregated"] if q["aggregated"] else None,
+            "buffer_keeps_up": None if rate is None else buffer_keeps_up(rate, self.k, final),
         }
 
     def state_dict(self) -> dict:
@@ -410,6 +486,7 @@ class SAFLSimulator:
             "agg_counts": self.agg_counts.clone(), "cost_time": int(self.cost_time),
             "wall_time": float(self.wall_time), "timers": dict(self.timers),
             "staleness": [int(self.staleness_sum), int(self.staleness_n)],
+            "queue": {k: int(v) for k, v in self.queue.items()},
             "strategy": self.strategy.state_dict(),
             "client_rows": list(self._client_rows),
         }
@@ -433,6 +510,14 @@ class SAFLSimulator:
         self.wall_time = float(state["wall_time"])
         self.timers = {k: float(v) for k, v in state["timers"].items()}
         self.staleness_sum, self.staleness_n = (int(x) for x in state["staleness"])
+        if "queue" in state:
+            self.queue = {k: int(v) for k, v in state["queue"].items()}
+        else:  # a checkpoint from before the queue counters: count from here (uploads:
+            # all finished trainings, exact unless clients dropped out)
+            up = self.clock.n_trainings - len(self.clock.inflight) if self.mode == "semi-async" \
+                else self.round * self.k
+            self.queue = {"uploads": up, "aggregated": 0, "replaced": 0, "backlog_sum": 0,
+                          "backlog_max": 0, "rounds": 0}
         self.strategy.load_state_dict(state["strategy"])
         self._client_rows = list(state["client_rows"])
         self.ctx.round = self.round
