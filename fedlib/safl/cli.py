@@ -7,6 +7,13 @@ Prints ticks, local trainings, uploads and the mean / max staleness of the aggre
 under the ``snapshot`` and ``overwrite`` upload semantics (both come from one replay: the timing
 does not depend on the semantics). The official code's figures (spec §1): ~446 ticks, ~4000
 local trainings, mean staleness ~9.8 (snapshot) vs ~2.5 (overwrite).
+
+It also prints the queue regime before anything is trained: uploads per tick against K (the
+server aggregates at most K per tick), the backlog left in the buffer after each aggregation
+(mean / max / final) and whether the buffer keeps up. With more than K uploads per tick the
+backlog grows every tick (e.g. ``--clients 200 --ratio 50`` or ``--clients 100 --ratio 20``
+with ``--k 10``): under ``snapshot`` the staleness grows with it, under ``overwrite`` almost every
+aggregated entry holds a later training.
 """
 
 from __future__ import annotations
@@ -45,6 +52,9 @@ def schedule_command(args) -> int:
     delays = make_delays(args.delays, args.clients, args.ratio, args.seed)
     r = replay(delays, args.k, args.rounds, scenario=args.scenario, seed=args.seed)
     out = {k: r[k] for k in ("clients", "k", "rounds", "scenario", "ticks", "local_trainings", "uploads")}
+    out.update({k: (round(r[k], 4) if isinstance(r[k], float) else r[k])
+                for k in ("uploads_per_tick", "backlog_mean", "backlog_max", "backlog_final",
+                          "buffer_keeps_up")})
     out["delays"] = args.delays if args.delays == "official-100" else f"uniform 1:{args.ratio} (seed {args.seed})"
     for sem in (UPLOADS if args.upload == "both" else (args.upload,)):
         out[sem] = {"staleness_mean": round(r[f"staleness_{sem}_mean"], 4),
@@ -58,6 +68,10 @@ def schedule_command(args) -> int:
     print(f"SAFL schedule: N={out['clients']} K={out['k']} T={out['rounds']} delays={out['delays']} "
           f"scenario={out['scenario']}")
     print(f"  ticks: {out['ticks']}   local trainings: {out['local_trainings']}   uploads: {out['uploads']}")
+    verdict = "the buffer keeps up" if out["buffer_keeps_up"] else "the buffer CANNOT keep up"
+    print(f"  queue: {out['uploads_per_tick']:.2f} uploads per tick vs K = {out['k']}: {verdict}; backlog "
+          f"after each aggregation mean {out['backlog_mean']:.1f}  max {out['backlog_max']}  "
+          f"final {out['backlog_final']}")
     for sem in (UPLOADS if args.upload == "both" else (args.upload,)):
         o = out[sem]
         extra = f", {o['replaced_by_later_training']:.1%} of entries hold a later training" \

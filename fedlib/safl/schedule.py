@@ -53,6 +53,7 @@ from dataclasses import dataclass, field
 import torch
 
 from fedlib.errors import FedlibError, check, check_choice
+from fedlib.experiments.metrics import buffer_keeps_up
 from fedlib.safl.delays import validate_delays
 from fedlib.utils import derive_seed, generator
 
@@ -277,14 +278,22 @@ def replay(delays, k: int = 10, rounds: int = 400, scenario: Scenario | str = "n
     then, uploads, and for both upload semantics the mean / max staleness of the aggregated
     updates (``overwrite`` = effective staleness of the content really aggregated; the share of
     aggregated entries whose content is a later training is ``overwrite_replaced``). ``*_code``:
-    the same in the official code's file-index convention (see module docstring). ``detail``
-    adds the per-round lists.
+    the same in the official code's file-index convention (see module docstring).
+
+    The queue regime (the same numbers as a training run's summary, see
+    :mod:`fedlib.safl.simulator`): ``uploads_per_tick`` (uploads / ticks), ``backlog_mean`` /
+    ``backlog_max`` / ``backlog_final`` (updates left in the buffer after each aggregation; the
+    same under both upload semantics) and ``buffer_keeps_up``
+    (:func:`fedlib.experiments.metrics.buffer_keeps_up`). ``detail`` adds the per-round lists
+    (``agg_ticks``, staleness, ``uploads_per_round`` = uploads since the previous aggregation,
+    ``backlog_per_round``).
     """
     check(int(rounds) >= 1, f"rounds must be >= 1, got {rounds}")
     clock = Clock(delays, k, "overwrite", scenario, seed)
     limit = max_ticks if max_ticks is not None else 10_000 + int(rounds) * (max(clock.base_delays) + 2) * 4
     snap, eff, snap_code, eff_code, replaced, ticks = [], [], [], [], 0, []
     uploads = 0
+    per_round_uploads, backlog, since = [], [], 0
     code = lambda e, v: e - max(v - 1, 0)  # noqa: E731
     while clock.round < rounds:
         if clock.tick > limit:
@@ -292,8 +301,12 @@ def replay(delays, k: int = 10, rounds: int = 400, scenario: Scenario | str = "n
                               "check the delays / K / scenario (too few clients left?)")
         ev = clock.begin_tick()
         uploads += len(ev.uploads)
+        since += len(ev.uploads)
         if clock.ready():
             agg = clock.aggregate()
+            per_round_uploads.append(since)
+            backlog.append(len(clock.buffer))
+            since = 0
             e = agg.round
             snap.append([e - tr.version for tr in agg.uploaded])
             eff.append([e - tr.version for tr in agg.content])
@@ -311,12 +324,16 @@ def replay(delays, k: int = 10, rounds: int = 400, scenario: Scenario | str = "n
         "clients": clock.n, "k": clock.k, "rounds": int(rounds), "scenario": clock.scenario.name,
         "ticks": clock.tick, "local_trainings": clock.n_trainings, "uploads": uploads,
         "aggregated": len(snap) * clock.k, "overwrite_replaced": replaced / (len(snap) * clock.k),
+        "uploads_per_tick": uploads / clock.tick, "backlog_mean": sum(backlog) / len(backlog),
+        "backlog_max": max(backlog), "backlog_final": backlog[-1],
+        "buffer_keeps_up": buffer_keeps_up(uploads / clock.tick, clock.k, backlog[-1]),
     }
     for name, rows in (("snapshot", snap), ("overwrite", eff), ("snapshot_code", snap_code),
                        ("overwrite_code", eff_code)):
         out[f"staleness_{name}_mean"], out[f"staleness_{name}_max"] = stats(rows)
     if detail:
-        out.update(agg_ticks=ticks, staleness_snapshot=snap, staleness_overwrite=eff)
+        out.update(agg_ticks=ticks, staleness_snapshot=snap, staleness_overwrite=eff,
+                   uploads_per_round=per_round_uploads, backlog_per_round=backlog)
     return out
 
 
