@@ -20,6 +20,8 @@ client j takes the steps τ = 0 … |T_j| − 1 (active iff τ < |T_j|) and is *
   j finished is at τ_paper = |T_j| + 1, where s_α = (|T_j| + 1 − |T_j| + 1)^α = 2^α; the ages are
   2, 3, 4, … and the weights 2^α, 3^α, … (≈ 0.933, 0.896, … at α = −0.1). In fedlib's 0-based τ
   the age is τ − |T_h| + 2. Only this reading lets α → −∞ remove a finished client entirely.
+  (The Chinese digest's recursion alone fits both readings; the superscript |T_j| + 1 on the
+  final buffer is the paper's, as quoted in issue 12 — the full text is not in ../shared.)
 * ``stale_index="from0"`` (fedlib ≤ issue 12): τ_paper = τ, ages 1, 2, 3, …, so the first stale
   weight is exactly 1 for every α.
 
