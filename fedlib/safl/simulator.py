@@ -247,23 +247,30 @@ class SAFLSimulator:
     def _evaluate_global(self) -> dict:
         """Accuracy (fraction) and mean cross-entropy of the global model on the test samples.
 
-        The test inputs are prepared once (``dataset.batch(..., train=False)``, 1024 per batch)
-        and kept; each evaluation loads the global state into a private copy of the model (eval
-        mode: BN running statistics, no dropout) — the same numbers as ``fedlib.train.evaluate``
-        without rebuilding a template and re-normalising the test set every round."""
-        if self._test_batches is None:
-            n = self.dataset.num_test
-            idx = torch.arange(n) if self.test_indices is None else self.test_indices
-            self._test_batches = [self.dataset.batch(idx[i:i + 1024], train=False, generator=None, augment=False)
-                                  for i in range(0, len(idx), 1024)]
+        The test inputs are prepared once (``dataset.batch(..., train=False)``, in
+        :func:`fedlib.train.evaluate.eval_batch_size` batches and the engine's memory format) and
+        kept; each evaluation loads the global state into a private copy of the model (eval mode:
+        BN running statistics, no dropout) under ``torch.inference_mode`` — the same numbers as
+        ``fedlib.train.evaluate`` without re-normalising the test set every round."""
+        from fedlib.train.evaluate import eval_batch_size  # noqa: PLC0415
+        from fedlib.train.loop import fast_memory_format, to_format  # noqa: PLC0415
+
         m = self._eval_model
+        fmt = fast_memory_format(m, self.device)
+        if self._test_batches is None:
+            n, bs = self.dataset.num_test, eval_batch_size(self.device)
+            idx = torch.arange(n) if self.test_indices is None else self.test_indices
+            self._test_batches = []
+            for i in range(0, len(idx), bs):
+                x, y = self.dataset.batch(idx[i:i + bs], train=False, generator=None, augment=False)
+                self._test_batches.append((to_format(x.to(self.device), fmt), y.to(self.device)))
+            m.to(memory_format=fmt)
         m.load_state_dict(self.global_state)
         m.eval()
         correct, loss, count = 0, 0.0, 0
-        with torch.no_grad():
+        with torch.inference_mode():
             for x, y in self._test_batches:
-                out = m(x.to(self.device))
-                y = y.to(self.device)
+                out = m(x)
                 if out.dim() > 2:
                     out, y = out.reshape(-1, out.shape[-1]), y.reshape(-1)
                 loss += float(torch.nn.functional.cross_entropy(out, y, reduction="sum"))

@@ -1,7 +1,7 @@
 """``fedlib bench engine``: the loop and stacked backends on the same clients, in one run.
 
-    fedlib bench engine --model {fcn,lstm,cnn,resnet18} --clients N [--steps S] [--batch-size B]
-                        [--threads T] [--repeats R] [--device D] [--memory] [--json]
+    fedlib bench engine --model {fcn,lstm,cnn,cnn3,resnet18} --clients N [--steps S] [--batch-size B]
+                        [--threads T] [--repeats R] [--device D] [--memory] [--baseline torch] [--json]
 
 Every backend trains the same N clients (FedQS-style local training: SGD, per-client lr and
 momentum, clip 20, batch 50, augmentation on for images) for S lock-steps on synthetic data of
@@ -10,7 +10,11 @@ uint8 images) — speed does not depend on the values. Runs are interleaved (loo
 stacked, ...) after a warm-up, and the median of R repeats is reported, so a load spike on a
 shared machine hits both alike. Printed: samples/s of each backend, the ratio stacked/loop, the
 ``auto`` choice and how much slower than the faster backend it is, device, threads, torch
-version. ``--memory``: peak memory of each backend for 100 FCN clients (CPU: sampled peak of the C heap
+version. ``--baseline torch`` also times, interleaved with the backends, a plain PyTorch loop as a user would
+write it (:func:`plain_torch_train`: NCHW, ``torch.optim.SGD``, tensors in memory, the same
+clients, batches, augmentation and clipping) and prints fedlib's ``auto`` samples/s over it, plus
+the cost of evaluating one image (forward only, :func:`fedlib.train.evaluate`) over the cost of
+one training image. ``--memory``: peak memory of each backend for 100 FCN clients (CPU: sampled peak of the C heap
 in use; CUDA: ``torch.cuda.max_memory_allocated``). A benchmark reports; no test
 asserts a time.
 """
@@ -27,10 +31,10 @@ import torch
 from fedlib.errors import check
 from fedlib.utils import set_threads
 
-BENCH_MODELS = ("fcn", "lstm", "cnn", "resnet18")
-DEFAULT_STEPS = {"fcn": 50, "lstm": 3, "cnn": 5, "resnet18": 2}
+BENCH_MODELS = ("fcn", "lstm", "cnn", "cnn3", "resnet18")
+DEFAULT_STEPS = {"fcn": 50, "lstm": 3, "cnn": 5, "cnn3": 5, "resnet18": 2}
 
-__all__ = ["register", "measure", "measure_memory", "synthetic_dataset", "bench_tasks"]
+__all__ = ["register", "measure", "measure_memory", "synthetic_dataset", "bench_tasks", "plain_torch_train"]
 
 
 def synthetic_dataset(model: str, n: int, device="cpu", seed: int = 0):
@@ -61,6 +65,34 @@ def bench_tasks(clients: int, steps: int, batch_size: int):
             for c in range(clients)]
 
 
+def plain_torch_train(model: str, start: dict, ds, tasks, seed: int = 0) -> None:
+    """The baseline: each client trained by a plain PyTorch loop, as a user would write it.
+
+    A fresh ``build_model`` per client loaded with ``start``, NCHW inputs, ``torch.optim.SGD``
+    (the task's lr and momentum), cross-entropy, ``clip_grad_norm_``; the client's batches drawn
+    from its shuffled indices, images augmented with the same crop + flip as fedlib's datasets
+    (``FedDataset.batch``). No fedlib engine code is used.
+    """
+    from fedlib.models import build_model
+
+    g = torch.Generator().manual_seed(seed)
+    for t in tasks:
+        cfg = t.config
+        net = build_model(model, ds.num_classes, seed=0).to(ds.device)
+        net.load_state_dict(start)
+        net.train()
+        opt = torch.optim.SGD(net.parameters(), lr=cfg.lr, momentum=cfg.momentum)
+        order = t.indices[torch.randperm(len(t.indices), generator=g)]
+        for step in range(cfg.num_steps(len(t.indices))):
+            idx = order[(step * cfg.batch_size) % len(order):][:cfg.batch_size]
+            x, y = ds.batch(idx, train=True, generator=g, augment=True)
+            loss = torch.nn.functional.cross_entropy(net(x), y)
+            opt.zero_grad()
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(net.parameters(), cfg.clip_norm)
+            opt.step()
+
+
 def _sync(device: torch.device) -> None:
     if device.type == "cuda":
         torch.cuda.synchronize(device)
@@ -68,8 +100,9 @@ def _sync(device: torch.device) -> None:
 
 def measure(model: str = "fcn", clients: int = 10, steps: int | None = None, batch_size: int = 50,
             threads: int | None = 1, repeats: int = 3, device: str = "cpu",
-            backends=("loop", "stacked")) -> dict:
-    """Time ``backends`` on the same clients (interleaved, median of ``repeats``); a result dict."""
+            backends=("loop", "stacked"), baseline: str | None = None) -> dict:
+    """Time ``backends`` (and, with ``baseline="torch"``, :func:`plain_torch_train`) on the same
+    clients, interleaved, median of ``repeats``; a result dict."""
     from fedlib.models import build_model
     from fedlib.train import choose_backend, train_clients
 
@@ -83,16 +116,31 @@ def measure(model: str = "fcn", clients: int = 10, steps: int | None = None, bat
     start = net.state_dict()
     tasks = bench_tasks(clients, steps, batch_size)
     warm = bench_tasks(clients, 1, batch_size)
+    check(baseline in (None, "torch"), f"unknown baseline {baseline!r}", "use --baseline torch")
+    runners = {b: (lambda b=b: train_clients(net, start, ds, tasks, seed=0, backend=b)) for b in backends}
+    if baseline == "torch":
+        runners["torch"] = lambda: plain_torch_train(model, start, ds, tasks)
     for b in backends:  # lazy initialisation, allocator warm-up
         train_clients(net, start, ds, warm, seed=0, backend=b)
-    times: dict[str, list[float]] = {b: [] for b in backends}
+    if baseline == "torch":
+        plain_torch_train(model, start, ds, warm)
+    times: dict[str, list[float]] = {b: [] for b in runners}
+    eval_times: list[float] = []
     for _ in range(repeats):
-        for b in backends:
+        for b, fn in runners.items():
             _sync(dev)
             t0 = time.perf_counter()
-            train_clients(net, start, ds, tasks, seed=0, backend=b)
+            fn()
             _sync(dev)
             times[b].append(time.perf_counter() - t0)
+        if baseline == "torch":
+            from fedlib.train import evaluate
+
+            _sync(dev)
+            t0 = time.perf_counter()
+            evaluate(net, start, ds, split="train")
+            _sync(dev)
+            eval_times.append(time.perf_counter() - t0)
     samples = clients * steps * batch_size
     med = {b: statistics.median(v) for b, v in times.items()}
     auto = choose_backend(net, dev, clients)
@@ -107,6 +155,11 @@ def measure(model: str = "fcn", clients: int = 10, steps: int | None = None, bat
         out["stacked_over_loop"] = med["loop"] / med["stacked"]
         best = min(med.values())
         out["auto_slowdown"] = med[auto] / best - 1.0 if auto in med else None
+    if baseline == "torch" and auto in med:
+        out["fedlib_over_torch"] = med["torch"] / med[auto]
+        per_train_image = med[auto] / samples
+        per_eval_image = statistics.median(eval_times) / int(ds.num_train)
+        out["eval_image_over_train_image"] = per_eval_image / per_train_image
     return out
 
 
@@ -202,6 +255,10 @@ def _format(r: dict) -> str:
     if "stacked_over_loop" in r:
         lines.append(f"  stacked/loop speed ratio: {r['stacked_over_loop']:.2f}x")
         lines.append(f"  auto -> {r['auto']} ({100 * r['auto_slowdown']:+.1f}% vs the faster backend)")
+    if "fedlib_over_torch" in r:
+        lines.append(f"  fedlib ({r['auto']}) / plain PyTorch loop speed ratio: {r['fedlib_over_torch']:.2f}x")
+        lines.append(f"  evaluation cost per image / training cost per image: "
+                     f"{r['eval_image_over_train_image']:.2f}")
     if "peak_bytes" in r:
         for b, v in r["peak_bytes"].items():
             lines.append(f"  peak memory {b:8s} {v / 2**20:8.1f} MiB for {r['memory_clients']} FCN clients "
@@ -210,7 +267,8 @@ def _format(r: dict) -> str:
 
 
 def _cmd_engine(args) -> int:
-    r = measure(args.model, args.clients, args.steps, args.batch_size, args.threads, args.repeats, args.device)
+    r = measure(args.model, args.clients, args.steps, args.batch_size, args.threads, args.repeats, args.device,
+                baseline=args.baseline)
     if args.memory:
         r.update(measure_memory(100, 5, args.batch_size, args.device, args.threads))
     print(json.dumps(r, indent=2) if args.json else _format(r))
@@ -231,6 +289,8 @@ def register(subparsers) -> None:
     e.add_argument("--repeats", type=int, default=3)
     e.add_argument("--device", default="cpu")
     e.add_argument("--memory", action="store_true", help="also peak memory of each backend, 100 FCN clients")
+    e.add_argument("--baseline", choices=["torch"], default=None,
+                   help="also time a plain PyTorch training loop on the same clients (and evaluation)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=_cmd_engine)
     p.set_defaults(func=lambda args: (p.print_help(), 1)[1])
