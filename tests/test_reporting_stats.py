@@ -1,0 +1,45 @@
+"""Metrics and paired intervals the notebooks use to say whether a difference is resolved."""
+
+import math
+
+import pandas as pd
+import pytest
+
+from fedlib.reporting import curve_metrics, paired_difference, verdict
+
+
+def _history(accs, rounds=None):
+    rounds = rounds or list(range(1, len(accs) + 1))
+    return pd.DataFrame({"round": rounds, "accuracy": accs})
+
+
+def test_curve_metrics_by_hand():
+    h = _history([0.10, float("nan"), 0.30, 0.20, 0.40])  # round 2 not evaluated
+    m = curve_metrics(h, last=2, target=25.0)
+    assert m["final"] == pytest.approx(30.0)  # mean of the last two evaluated: 20, 40
+    assert m["best"] == pytest.approx(40.0)
+    assert m["rounds_to_target"] == 3.0
+    # trapezoid over rounds 1, 3, 4, 5: (10+30)/2*2 + (30+20)/2 + (20+40)/2 = 40 + 25 + 30 = 95 over 4 rounds
+    assert m["auc"] == pytest.approx(95.0 / 4)
+
+
+def test_curve_metrics_never_reaching_the_target_and_empty():
+    assert math.isnan(curve_metrics(_history([0.1, 0.2]), target=50.0)["rounds_to_target"])
+    assert math.isnan(curve_metrics(_history([float("nan")]))["final"])
+
+
+def test_paired_difference_pairs_on_seed_and_gives_a_t_interval():
+    runs = pd.DataFrame({"method": ["A"] * 3 + ["B"] * 3, "seed": [0, 1, 2, 2, 1, 0],
+                         "acc": [11.0, 12.0, 13.0, 10.0, 10.0, 10.0]})
+    d = paired_difference(runs, "acc", "A", "B")
+    assert d["diffs"] == [1.0, 2.0, 3.0] and d["n"] == 3 and d["wins"] == 3
+    # mean 2, sd 1, t(0.975, 2) = 4.302653 -> half width 4.302653 / sqrt(3) = 2.484138
+    assert d["mean"] == pytest.approx(2.0)
+    assert d["hi"] - d["mean"] == pytest.approx(2.484138, abs=1e-5)
+    assert verdict(d).startswith("not resolved")  # the interval [-0.48, 4.48] contains 0
+
+
+def test_verdict_reads_the_interval():
+    assert verdict({"n": 3, "lo": 0.5, "hi": 2.0, "wins": 3}).startswith("paper's direction reproduced")
+    assert verdict({"n": 3, "lo": -2.0, "hi": -0.5, "wins": 0}).startswith("opposite")
+    assert verdict({"n": 1, "lo": float("nan"), "hi": float("nan"), "wins": 1}).startswith("not resolved")
