@@ -177,3 +177,30 @@ def verdict(diff: dict, expected_sign: int = 1) -> str:
         return ("paper's direction reproduced" if sign == expected_sign else "opposite of the paper's direction") + \
             f" (interval excludes 0; {diff['wins']}/{diff['n']} pairs favour the method)"
     return f"not resolved: the interval contains 0 ({diff['wins']}/{diff['n']} pairs favour the method)"
+
+
+# ------------------------------------------------------------------ running a notebook's runs
+def run_or_load(cfgs: list, store=None, workers: int = 1, progress: bool = True) -> list:
+    """The :class:`~fedlib.experiments.RunResult` of every config, in order: finished runs come
+    from the store; with ``workers > 1`` the missing ones first run in a local process pool (one
+    one-thread process per worker, ``fedlib.experiments.sweep``); a lone missing run runs here."""
+    from fedlib.experiments import ResultStore, run, sweep
+
+    store = store if isinstance(store, ResultStore) else ResultStore(store or os.environ.get("FEDLIB_RESULTS")
+                                                                     or project_root() / "results")
+    todo = {c.config_hash(): c for c in cfgs if store.get(c) is None}
+    if workers > 1 and len(todo) > 1:
+        sweep(list(todo.values()), workers=min(workers, len(todo)), store=store, progress=progress)
+    return [run(c, store=store, progress=progress) for c in cfgs]
+
+
+def dataset_missing(name: str) -> str | None:
+    """``None`` if dataset ``name`` loads here, else the text a table records instead of a number."""
+    from fedlib.data import load_dataset
+    from fedlib.errors import FedlibError
+
+    try:
+        load_dataset(name)
+    except FedlibError:
+        return f"needs download: fedlib data fetch {name}"
+    return None
