@@ -204,3 +204,46 @@ def dataset_missing(name: str) -> str | None:
     except FedlibError:
         return f"needs download: fedlib data fetch {name}"
     return None
+
+
+# ------------------------------------------------------------------ the SMoFi notebooks' runs
+SMOFI_PRESET = {"smoke": "sflv1-cifar10-smoke", "cpu": "sflv1-cifar10-cpu", "paper": "sflv1-cifar10"}
+SMOFI_BATCH = {"cifar10": 32, "cifar100": 32, "tinyimagenet": 64}  # SMoFi spec §4 [D]
+# participation settings per profile: clients, clients per round, training images, rounds per dataset
+SMOFI_PARTICIPATION = {
+    "smoke": {"full": dict(clients=4, per_round=4, max_train=256,
+                           rounds={"cifar10": 2, "cifar100": 2, "tinyimagenet": 2})},
+    "cpu": {"full": dict(clients=10, per_round=10, max_train=4000,
+                         rounds={"cifar10": 15, "cifar100": 15, "tinyimagenet": 15}),
+            "partial": dict(clients=20, per_round=10, max_train=5000,
+                            rounds={"cifar10": 20, "cifar100": 20, "tinyimagenet": 20})},
+    "paper": {"partial": dict(clients=20, per_round=10, max_train=None,
+                              rounds={"cifar10": 200, "cifar100": 300, "tinyimagenet": 400})},
+}
+
+
+def smofi_config(profile: str, dataset: str, algorithm: str, seed: int, participation: str, *, label: str,
+                 model: str, cut: str | None, max_test: int | None, rounds: int | None = None, **extra):
+    """One SMoFi-notebook run: the profile's split preset with every knob set explicitly on top.
+
+    ``participation`` names a :data:`SMOFI_PARTICIPATION` setting of ``profile``; ``rounds``
+    overrides its round budget; ``extra`` holds more overrides (``{"options.alpha": -1.0}``). The
+    notebooks build every run here, so a run they share (FedAvg, SMoFi at α = −0.1) is one
+    stored result.
+    """
+    from fedlib.errors import FedlibError
+    from fedlib.experiments import RunConfig
+
+    settings = SMOFI_PARTICIPATION[profile]
+    if participation not in settings:
+        raise FedlibError(f"unknown participation setting {participation!r} at profile {profile!r}",
+                          f"use one of {list(settings)}")
+    P = settings[participation]
+    over = {"profile": label, "seed": int(seed), "algorithm": algorithm, "options": {},
+            "rounds": int(rounds or P["rounds"][dataset]), "eval_every": 1, "data.dataset": dataset,
+            "data.max_train": P["max_train"], "data.max_test": max_test,
+            "model.name": model, "model.cut": cut,
+            "split.clients": P["clients"], "split.per_round": P["per_round"],
+            "local.batch_size": SMOFI_BATCH[dataset]}
+    over.update(extra)
+    return RunConfig.from_preset(SMOFI_PRESET[profile]).with_overrides(over)

@@ -21,119 +21,94 @@
 # - they **hold across SGDM, NAG, Adam and AdamW** and across **VGG, MobileNet, ResNet and DenseNet**.
 #
 # **What this notebook runs** (each family selectable with `ablations`), always FedAvg (= SFLV1)
-# vs FedAvg + SMoFi on CIFAR-10, Dirichlet 0.1, through `fedlib.experiments.run`:
-# - **α**: −0.01, −0.1, −0.5, −1, and two ways of removing the staleness signal, which fedlib's
-#   SMoFi has no switch for and which we approximate: *no decay* (α = −1e-6: finished clients'
-#   final momentum keeps weight ≈ 1) and *finished clients dropped* (α = −50: weight 1 on the
-#   first step after a client finished, < 1e-15 from the next step on);
-# - **clients**: N clients with N/2 selected per round (`participation`), the training set fixed;
-# - **architectures**: `vgg16`, `mobilenetv2`, `resnet18`, `densenet121` at their default cuts
-#   (and `cnn`) — at the `cpu` profile only what a CPU finishes (the small `cnn`); the others are
-#   listed as not run;
-# - **optimizers**: SGDM (β 0.9), NAG (Nesterov 0.9), Adam and AdamW (SMoFi fuses `exp_avg`;
-#   lr `adam_lr` [D: 0.001, the paper's value is not known]).
+# vs FedAvg + SMoFi on CIFAR-10, Dirichlet 0.1, through `fedlib.experiments.run`, on **paired
+# seeds** (a seed fixes partition, selection, batches and initial model for every variant):
+# - **staleness** (issue 12): α = −0.1 (the paper's default) and α = −1 with the paper's decaying
+#   weight s_α = (τ − |T_h| + 1)^α, the explicit **drop** mode (`options.stale=drop`: a finished
+#   client's final momentum leaves the fused buffer; the denominator stays |J|, so drop is the
+#   α → −∞ limit of the paper's rule), and the other reading of the staleness index
+#   (`options.stale_index=from0`: the first stale step has weight 1 instead of 2^α). α only matters
+#   when the clients' local step counts |T_j| differ, so their spread is printed per seed;
+# - **optimizers**: SGDM (β 0.9), NAG (Nesterov 0.9), Adam and AdamW, lr `adam_lr` for the Adam
+#   family [D: 0.001; the paper's value is not known]. SMoFi with Adam/AdamW fuses **both moments**
+#   by default (fedlib decision, issue 12): fusing only the first moment while each surrogate keeps
+#   its own second moment divides a non-zero fused m by a zero √v on dead-ReLU coordinates and
+#   blows the parameters up; that rule stays available as `options.fuse_second_moment=false` and
+#   is run once here (*Adam, first moment only*) to show it;
+# - **clients**: N clients with N/2 selected per round, the training set fixed (not at `cpu`);
+# - **architectures**: `vgg16`, `mobilenetv2`, `resnet18`, `densenet121` at their default cuts (and
+#   `cnn`) — at the `cpu` profile not run (a CPU does not finish them).
 #
 # **Profiles**: `smoke` (CI: 256 CIFAR-10 images, 4 clients, 2 rounds — meaningless numbers);
-# `cpu` (≈ 8 min on 2 cores: the small `cnn` on 5,000 CIFAR-10 images, 20 clients / 10 per round,
-# a 10-round budget, 1 seed; architectures other than `cnn` not run); `paper` (spec §4: ResNet-18
-# cut after `layer1`, all data, 200 rounds, 3 seeds, all four architectures; a GPU).
+# `cpu` (≈ 20 min on 2 cores): the SMoFi main table's **full-participation** setting — the small
+# `cnn` cut after `conv1`, 4,000 CIFAR-10 training images, 10 of 10 clients, 15 rounds, test on 5,000
+# images every round — staleness on 3 seeds, optimizers on 2 seeds (the FedAvg and α = −0.1 runs
+# are the main table's); metric: mean of the last 5 rounds, with paired differences and 95%
+# t-intervals; `paper` (spec §4: ResNet-18 cut after `layer1`, all data, 200 rounds, 3 seeds, all
+# four architectures; a GPU).
 
 # %% tags=["parameters"]
 profile = "auto"
-ablations = None      # subset of alpha, clients, architectures, optimizers
-alphas = None         # SMoFi staleness exponents, all < 0
+ablations = None      # subset of staleness, optimizers, clients, architectures
+alphas = None         # SMoFi staleness exponents with the paper's decay, all < 0
 client_counts = None  # values of split.clients
-participation = None  # fraction of clients selected per round
 architectures = None  # fedlib.models names to run
 optimizers = None     # subset of SGDM, NAG, Adam, AdamW
 adam_lr = None        # local lr for Adam and AdamW
-seeds = None          # list of run seeds
-rounds = None         # rounds per run
+seeds = None          # list of run seeds (staleness, clients, architectures)
+optimizer_seeds = None  # list of run seeds for the optimizer family
+rounds = None         # rounds per run (None keeps the participation setting's)
 model = None          # model of the non-architecture ablations
 cut = None            # its cut point, None means the default cut of the model
-max_train = None      # training-set subsample, None means all
 max_test = None       # test-set subsample, None means all
-clients = None        # split.clients of the non-client ablations
-per_round = None      # split.per_round of the non-client ablations
+last = None           # the final accuracy is the mean of this many last rounds
 workers = None        # parallel runs as sweep processes, 1 means in this process
 
 # %%
 # NBVAL_CHECK_OUTPUT
-import os
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-import torch
 
-from fedlib.experiments import ResultStore, RunConfig, run, sweep
-from fedlib.reporting import (apply_knobs, comparison, project_root, resolve_profile,
-                              save_comparison, save_figure, show_settings)
+from fedlib.reporting import (apply_knobs, comparison, curve_metrics, paired_difference, resolve_profile,
+                              run_or_load, save_comparison, save_figure, show_settings, smofi_config, verdict)
+from fedlib.split.sfl import prepare_data
+from fedlib.split.smofi import step_count_spread
+from fedlib.train.config import batches_per_epoch
 
-torch.set_num_threads(1)  # small models on a busy CPU run fastest single-threaded
 profile = resolve_profile(profile)
 
-FAMILIES = ["alpha", "clients", "architectures", "optimizers"]
+FAMILIES = ["staleness", "optimizers", "clients", "architectures"]
 ALL_ARCHS = ["vgg16", "mobilenetv2", "resnet18", "densenet121"]
 OPTIMIZERS = ["SGDM", "NAG", "Adam", "AdamW"]
-ALPHAS = [-0.01, -0.1, -0.5, -1.0, -1e-6, -50.0]
 SETTINGS = {
-    "smoke": dict(ablations=FAMILIES, alphas=[-0.1, -1e-6, -50.0], client_counts=[4, 8], participation=1.0,
-                  architectures=["cnn"], optimizers=["SGDM", "Adam"], adam_lr=0.001, seeds=[0], rounds=2,
-                  model="cnn", cut="conv1", max_train=256, max_test=100, clients=4, per_round=4,
-                  workers=1),
-    "cpu": dict(ablations=FAMILIES, alphas=ALPHAS, client_counts=[10, 20, 40], participation=0.5,
-                architectures=["cnn"], optimizers=OPTIMIZERS, adam_lr=0.001, seeds=[0], rounds=10,
-                model="cnn", cut="conv1", max_train=5000, max_test=1000, clients=20, per_round=10,
-                workers=2),
-    "paper": dict(ablations=FAMILIES, alphas=ALPHAS, client_counts=[10, 20, 50], participation=0.5,
+    "smoke": dict(ablations=FAMILIES, alphas=[-0.1, -1.0], client_counts=[4, 8], architectures=["cnn"],
+                  optimizers=["SGDM", "Adam"], adam_lr=0.001, seeds=[0], optimizer_seeds=[0], rounds=None,
+                  model="cnn", cut="conv1", max_test=100, last=1, workers=1),
+    "cpu": dict(ablations=["staleness", "optimizers"], alphas=[-0.1, -1.0], client_counts=[10, 20, 40],
+                architectures=["cnn"], optimizers=OPTIMIZERS, adam_lr=0.001, seeds=[0, 1, 2],
+                optimizer_seeds=[0, 1], rounds=None, model="cnn", cut="conv1", max_test=5000, last=5, workers=2),
+    "paper": dict(ablations=FAMILIES, alphas=[-0.01, -0.1, -0.5, -1.0], client_counts=[10, 20, 50],
                   architectures=ALL_ARCHS, optimizers=OPTIMIZERS, adam_lr=0.001, seeds=[0, 1, 2],
-                  rounds=200, model="resnet18", cut="layer1", max_train=None, max_test=None,
-                  clients=20, per_round=10, workers=1),
+                  optimizer_seeds=[0, 1, 2], rounds=None, model="resnet18", cut="layer1", max_test=None, last=10,
+                  workers=1),
 }
-LISTS = {"ablations", "alphas", "client_counts", "architectures", "optimizers", "seeds"}  # knobs that hold lists
+PART = {"smoke": "full", "cpu": "full", "paper": "partial"}[profile]  # fedlib.reporting.SMOFI_PARTICIPATION
+LISTS = {"ablations", "alphas", "client_counts", "architectures", "optimizers", "seeds", "optimizer_seeds"}
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
 S = settings
 # runs keep the profile as their label only at the profile's own scale; changed knobs make them "custom"
-SCALE_KNOBS = ("rounds", "model", "cut", "max_train", "max_test", "clients", "per_round", "adam_lr",
-               "participation")
+SCALE_KNOBS = ("rounds", "model", "cut", "max_test", "adam_lr")
 LABEL = profile if all(S[k] == SETTINGS[profile][k] for k in SCALE_KNOBS) else "custom"
-show_settings({**settings, "run label": LABEL}, profile)
+show_settings({**settings, "participation setting": PART, "run label": LABEL}, profile)
+
 
 # %%
-store = ResultStore(os.environ.get("FEDLIB_RESULTS") or project_root() / "results")
-# the split-FL presets of each profile (fedlib/presets); every knob below is set explicitly on top
-PRESET = {"smoke": "sflv1-cifar10-smoke", "cpu": "sflv1-cifar10-cpu", "paper": "sflv1-cifar10"}
-
-
-def config(algorithm: str, seed: int, **extra) -> RunConfig:
+def config(algorithm: str, seed: int, **extra):
     """CIFAR-10 run of ``algorithm`` at this profile (``extra``: more overrides)."""
-    over = {"profile": LABEL, "seed": int(seed), "algorithm": algorithm, "options": {},
-            "rounds": S["rounds"], "data.dataset": "cifar10",
-            "data.max_train": S["max_train"], "data.max_test": S["max_test"],
-            "model.name": S["model"], "model.cut": S["cut"],
-            "split.clients": S["clients"], "split.per_round": S["per_round"],
-            "local.batch_size": 32}
-    over.update(extra)
-    return RunConfig.from_preset(PRESET[profile]).with_overrides(over)
-
-
-def execute(cfgs: list) -> list:
-    """Run (or load) every config. With ``workers > 1`` and several runs missing, those run first
-    in parallel (``sweep``: one single-threaded process each); a lone missing run runs here."""
-    todo = {c.config_hash(): c for c in cfgs if store.get(c) is None}
-    if S["workers"] > 1 and len(todo) > 1:
-        sweep(list(todo.values()), workers=min(S["workers"], len(todo)), store=store)
-    return [run(c, store=store, progress=True) for c in cfgs]
-
-
-def alpha_label(a: float) -> str:
-    if a > -1e-3:
-        return f"no decay (α={a:g})"
-    if a <= -10:
-        return f"finished dropped (α={a:g})"
-    return f"α={a:g}"
+    return smofi_config(profile, "cifar10", algorithm, seed, PART, label=LABEL, model=S["model"], cut=S["cut"],
+                        max_test=S["max_test"], rounds=S["rounds"], **extra)
 
 
 OPT_OVERRIDES = {
@@ -143,68 +118,111 @@ OPT_OVERRIDES = {
     "AdamW": {"local.optimizer": "adamw", "local.momentum": 0.0, "local.lr": S["adam_lr"]},
 }
 
-# (family, setting label, method, overrides) for every run of the chosen families
+# (family, setting label, method, algorithm, overrides, seeds) for every run of the chosen families
 plan = []
-if "alpha" in S["ablations"]:
-    plan.append(("alpha", "FedAvg (no fusion)", "FedAvg", "fedavg", {}))
+if "staleness" in S["ablations"]:
+    plan.append(("staleness", "FedAvg (no fusion)", "FedAvg", "fedavg", {}, S["seeds"]))
     for a in S["alphas"]:
-        plan.append(("alpha", alpha_label(a), "SMoFi", "fedavg+smofi", {"options.alpha": float(a)}))
+        plan.append(("staleness", f"decay α={a:g}", "SMoFi", "fedavg+smofi", {"options.alpha": float(a)}, S["seeds"]))
+    plan.append(("staleness", "drop finished", "SMoFi", "fedavg+smofi", {"options.stale": "drop"}, S["seeds"]))
+    plan.append(("staleness", "decay α=-0.1, index from 0", "SMoFi", "fedavg+smofi",
+                 {"options.alpha": -0.1, "options.stale_index": "from0"}, S["seeds"]))
 if "clients" in S["ablations"]:
     for n in S["client_counts"]:
-        k = max(1, int(round(S["participation"] * n)))
+        k = max(1, n // 2)
         for method, algo in (("FedAvg", "fedavg"), ("SMoFi", "fedavg+smofi")):
             plan.append(("clients", f"N={n}, {k} per round", method, algo,
-                         {"split.clients": n, "split.per_round": k}))
+                         {"split.clients": n, "split.per_round": k}, S["seeds"]))
 arch_skipped = []
 if "architectures" in S["ablations"]:
     for arch in S["architectures"]:
         arch_cut = S["cut"] if arch == S["model"] else None  # None = the model's default cut
         for method, algo in (("FedAvg", "fedavg"), ("SMoFi", "fedavg+smofi")):
-            plan.append(("architectures", arch, method, algo, {"model.name": arch, "model.cut": arch_cut}))
-    arch_skipped = [a for a in ALL_ARCHS if a not in S["architectures"]]
+            plan.append(("architectures", arch, method, algo, {"model.name": arch, "model.cut": arch_cut},
+                         S["seeds"]))
+arch_skipped = [a for a in ALL_ARCHS if a not in S["architectures"] or "architectures" not in S["ablations"]]
 if "optimizers" in S["ablations"]:
     for opt in S["optimizers"]:
         for method, algo in (("FedAvg", "fedavg"), ("SMoFi", "fedavg+smofi")):
-            plan.append(("optimizers", opt, method, algo, OPT_OVERRIDES[opt]))
+            plan.append(("optimizers", opt, method, algo, OPT_OVERRIDES[opt], S["optimizer_seeds"]))
+    if "Adam" in S["optimizers"]:
+        plan.append(("optimizers", "Adam", "SMoFi, first moment only", "fedavg+smofi",
+                     {**OPT_OVERRIDES["Adam"], "options.fuse_second_moment": False}, S["optimizer_seeds"]))
 
 cells = [(fam, label, method, seed, config(algo, seed, **over))
-         for fam, label, method, algo, over in plan for seed in S["seeds"]]
+         for fam, label, method, algo, over, seeds in plan for seed in seeds]
 unique = {c.config_hash(): c for *_, c in cells}
 print(f"{len(cells)} ablation cells, {len(unique)} distinct runs")
 
+# %% [markdown]
+# The spread of the clients' local step counts |T_j| = E · ⌈n_j / B⌉ per seed (Dirichlet 0.1 makes
+# it wide): α weighs a finished client's momentum for the max(|T|) − |T_j| steps the others still take.
+
 # %%
-done = {h: r for h, r in zip(unique, execute(list(unique.values())))}
+spread = []
+for seed in sorted({c[3] for c in cells}):
+    cfg = config("fedavg+smofi", seed)
+    _, parts = prepare_data(cfg)
+    steps = [cfg.local.epochs * batches_per_epoch(len(p), cfg.local.batch_size, cfg.local.drop_last) for p in parts]
+    spread.append({"seed": seed, **step_count_spread(steps), "steps per client": steps})
+pd.DataFrame(spread)
+
+# %%
+import warnings
+
+with warnings.catch_warnings(record=True) as caught:  # the first-moment-only run warns, by design
+    warnings.simplefilter("always")
+    done = {h: r for h, r in zip(unique, run_or_load(list(unique.values()), workers=S["workers"]))}
+for w in {str(w.message) for w in caught if "first moment" in str(w.message).lower()}:
+    print("warning:", w)
 rows = []
 for fam, label, method, seed, cfg in cells:
     res = done[cfg.config_hash()]
-    acc = 100.0 * pd.to_numeric(res.history["accuracy"], errors="coerce")
     rows.append({"family": fam, "setting": label, "method": method, "seed": seed,
-                 "best": float(acc.max()), "final": float(acc.dropna().iloc[-1]),
-                 "wall_s_per_round": float(res.history["wall_time"].iloc[-1]) / len(res.history)})
+                 **curve_metrics(res.history, last=S["last"])})
 runs = pd.DataFrame(rows)
-runs
+runs.round(2)
 
 # %%
 fams = [f for f in FAMILIES if f in set(runs["family"])] if len(runs) else []
 if fams:
-    fig, axes = plt.subplots(1, len(fams), figsize=(5.5 * len(fams), 4.2), squeeze=False)
+    fig, axes = plt.subplots(1, len(fams), figsize=(6.5 * len(fams), 4.4), squeeze=False)
     for ax, fam in zip(axes[0], fams):
-        sub = runs[runs["family"] == fam]
-        order = list(dict.fromkeys(sub["setting"]))
-        sns.barplot(data=sub, x="setting", y="best", hue="method", order=order,
-                    errorbar=("sd", 1), seed=0, ax=ax)
-        ax.set_title(f"{fam} ({profile} profile)")
-        ax.set_ylabel("best test accuracy (%)")
-        ax.set_xlabel("")
-        ax.tick_params(axis="x", rotation=35)
-        for t in ax.get_xticklabels():
-            t.set_horizontalalignment("right")
+        sub = runs[runs["family"] == fam].assign(variant=lambda t: t["setting"] + ", " + t["method"])
+        order = list(dict.fromkeys(sub["variant"]))
+        sns.pointplot(data=sub, y="variant", x="final", order=order, errorbar=("ci", 95), seed=0,
+                      linestyle="none", ax=ax)
+        sns.stripplot(data=sub, y="variant", x="final", order=order, color="grey", size=4, ax=ax)
+        ax.set_title(f"{fam} ({profile} profile; dots = seeds)")
+        ax.set_xlabel(f"final accuracy (%), mean of last {S['last']} rounds")
+        ax.set_ylabel("")
     fig.tight_layout()
     save_figure(fig, "ablations", profile, "smofi")
     plt.show()
 
+# %% [markdown]
+# ## Paired differences: each SMoFi variant against FedAvg on the same seeds
+
 # %%
-CLAIMS = {"alpha": "paper: α = −0.1 by default, needs manual tuning (no numbers in the spec)",
+diffs = []
+for fam in fams:
+    sub = runs[runs["family"] == fam]
+    for label in dict.fromkeys(sub["setting"]):
+        here = sub[sub["setting"] == label]
+        base = here[here["method"] == "FedAvg"]
+        if fam == "staleness":
+            base = sub[sub["method"] == "FedAvg"]
+        for method in [m for m in dict.fromkeys(here["method"]) if m != "FedAvg"]:
+            pair = pd.concat([here[here["method"] == method], base]).assign(
+                who=lambda t: np.where(t["method"] == "FedAvg", "base", "variant"))
+            r = paired_difference(pair, "final", "variant", "base", method_col="who")
+            diffs.append({"family": fam, "setting": label, "variant": method, "mean": r["mean"], "lo": r["lo"],
+                          "hi": r["hi"], "n": r["n"], "per seed": r["diffs"], "verdict": verdict(r)})
+diffs = pd.DataFrame(diffs)
+diffs.round(2)
+
+# %%
+CLAIMS = {"staleness": "paper: α = −0.1 by default, needs manual tuning (no numbers in the spec)",
           "clients": "paper: gains grow with more clients (no numbers in the spec)",
           "architectures": "paper: gains hold across VGG/MobileNet/ResNet/DenseNet, grow with depth",
           "optimizers": "paper: gains hold across SGDM/NAG/Adam/AdamW (no numbers in the spec)"}
@@ -213,29 +231,25 @@ CLAIMS = {"alpha": "paper: α = −0.1 by default, needs manual tuning (no numbe
 def scale_note() -> str:
     if LABEL == "paper":
         return f"paper profile (spec §4), {len(S['seeds'])} seed(s)"
-    data = f"{S['max_train']} training images" if S["max_train"] else "all training images"
-    return (f"{profile} profile: {S['model']} on {data} of cifar10, {S['clients']} clients / "
-            f"{S['per_round']} per round unless stated, {S['rounds']} rounds, {len(S['seeds'])} seed(s)"
-            " — not the paper's setting")
+    cfg = config("fedavg", 0)
+    return (f"{profile} profile: {S['model']} on {cfg.data.max_train or 'all'} training images of cifar10, "
+            f"{cfg.split.per_round} of {cfg.split.clients} clients per round unless stated, {cfg.rounds} rounds, "
+            f"test on {S['max_test'] or 'all'} images — not the paper's setting")
 
 
 out = []
-mean = runs.groupby(["family", "setting", "method"], sort=False)["best"].mean() if len(runs) else pd.Series(dtype=float)
-for (fam, label, method), val in mean.items():
-    out.append({"table": f"ablation: {fam}", "setting": f"{label}, {method}", "metric": "top-1 accuracy (%)",
-                "paper": np.nan, "measured": round(float(val), 2),
-                "note": f"best of {S['rounds']} rounds; {CLAIMS[fam]}; " + scale_note()})
-    if method == "SMoFi" and (fam, label, "FedAvg") in mean.index:
-        out.append({"table": f"ablation: {fam}", "setting": f"{label}, SMoFi − FedAvg",
-                    "metric": "gain (points)", "paper": np.nan,
-                    "measured": round(float(val - mean[(fam, label, "FedAvg")]), 2),
-                    "note": CLAIMS[fam] + "; " + scale_note()})
-    if fam == "alpha" and method == "SMoFi":
-        out.append({"table": "ablation: alpha", "setting": f"{label}, SMoFi − FedAvg",
-                    "metric": "gain (points)", "paper": np.nan,
-                    "measured": round(float(val - mean[("alpha", "FedAvg (no fusion)", "FedAvg")]), 2)
-                    if ("alpha", "FedAvg (no fusion)", "FedAvg") in mean.index else "no FedAvg run",
-                    "note": CLAIMS[fam] + "; " + scale_note()})
+mean = runs.groupby(["family", "setting", "method"], sort=False)["final"].agg(["mean", "std", "count"]) \
+    if len(runs) else pd.DataFrame()
+for (fam, label, method), r in mean.iterrows():
+    out.append({"table": f"ablation: {fam}", "setting": f"{label}, {method}",
+                "metric": f"final accuracy (%), mean of last {S['last']}", "paper": np.nan,
+                "measured": round(float(r["mean"]), 2),
+                "note": f"{int(r['count'])} seed(s), sd {r['std']:.2f}; {CLAIMS[fam]}; " + scale_note()})
+for _, r in diffs.iterrows():
+    out.append({"table": f"ablation: {r['family']}", "setting": f"{r['setting']}, {r['variant']} − FedAvg",
+                "metric": "paired gain in final accuracy (points)", "paper": np.nan, "measured": round(r["mean"], 2),
+                "note": f"95% interval [{r['lo']:.2f}, {r['hi']:.2f}] over {r['n']} seeds, per seed {r['per seed']}; "
+                        f"{r['verdict']}; {CLAIMS[r['family']]}"})
 for arch in arch_skipped:
     out.append({"table": "ablation: architectures", "setting": arch, "metric": "top-1 accuracy (%)",
                 "paper": np.nan, "measured": f"not run at the {profile} profile (needs a GPU: profile=paper)",

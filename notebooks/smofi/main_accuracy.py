@@ -77,9 +77,9 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.experiments import RunConfig
-from fedlib.reporting import (apply_knobs, comparison, curve_metrics, dataset_missing, paired_difference,
-                              resolve_profile, run_or_load, save_comparison, save_figure, show_settings,
-                              verdict)
+from fedlib.reporting import (SMOFI_PARTICIPATION, apply_knobs, comparison, curve_metrics, dataset_missing,
+                              paired_difference, resolve_profile, run_or_load, save_comparison, save_figure,
+                              show_settings, smofi_config, verdict)
 
 profile = resolve_profile(profile)
 
@@ -98,17 +98,7 @@ METHODS = {
 BASE_OF = {"+ FedAvgM": "FedAvg", "+ SlowMo": "FedAvg", "+ SMoFi": "FedAvg",
            "FedProx + SMoFi": "FedProx", "FedNAR + SMoFi": "FedNAR"}
 FEDAVG_FAMILY = ["FedAvg", "+ FedAvgM", "+ SlowMo", "+ SMoFi"]
-# participation settings of each profile: clients, clients per round, training images, rounds per dataset
-PARTICIPATION = {
-    "smoke": {"full": dict(clients=4, per_round=4, max_train=256,
-                           rounds={"cifar10": 2, "cifar100": 2, "tinyimagenet": 2})},
-    "cpu": {"full": dict(clients=10, per_round=10, max_train=4000,
-                         rounds={"cifar10": 15, "cifar100": 15, "tinyimagenet": 15}),
-            "partial": dict(clients=20, per_round=10, max_train=5000,
-                            rounds={"cifar10": 20, "cifar100": 20, "tinyimagenet": 20})},
-    "paper": {"partial": dict(clients=20, per_round=10, max_train=None,
-                              rounds={"cifar10": 200, "cifar100": 300, "tinyimagenet": 400})},
-}
+PARTICIPATION = SMOFI_PARTICIPATION  # fedlib.reporting: clients, per round, training images, rounds
 SETTINGS = {
     "smoke": dict(datasets=ALL_DATASETS, methods=list(METHODS), partial_methods=FEDAVG_FAMILY,
                   participations=["full"], seeds=[0], rounds=None, model="cnn", cut="conv1", max_test=100,
@@ -122,7 +112,6 @@ SETTINGS = {
 }
 LISTS = {"datasets", "methods", "partial_methods", "participations", "seeds"}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
-BATCH = {"cifar10": 32, "cifar100": 32, "tinyimagenet": 64}  # spec §4 [D]
 S = settings
 for name in S["participations"]:
     if name not in PARTICIPATION[profile]:
@@ -136,25 +125,15 @@ show_settings({**settings, "participation settings": {k: PARTICIPATION[profile][
 
 # %% [markdown]
 # Every run starts from the profile's split-FL preset (`sflv1-cifar10-smoke`, `sflv1-cifar10-cpu`,
-# or `sflv1-cifar10` = spec §4 defaults) with every knob above set explicitly on top (see `config`
-# below; one full run configuration is printed). The same profile settings are used by the other SMoFi
-# notebooks, so runs they share are computed once.
+# or `sflv1-cifar10` = spec §4 defaults) with every knob above set explicitly on top
+# (`fedlib.reporting.smofi_config`; one full run configuration is printed). The other SMoFi
+# notebooks build their runs the same way, so runs they share are computed once.
 
 # %%
-PRESET = {"smoke": "sflv1-cifar10-smoke", "cpu": "sflv1-cifar10-cpu", "paper": "sflv1-cifar10"}
-
-
 def config(dataset: str, algorithm: str, seed: int, participation: str, **extra) -> RunConfig:
     """The run of ``algorithm`` on ``dataset`` in a participation setting at this profile."""
-    P = PARTICIPATION[profile][participation]
-    over = {"profile": LABEL, "seed": int(seed), "algorithm": algorithm, "options": {},
-            "rounds": int(S["rounds"] or P["rounds"][dataset]), "eval_every": 1, "data.dataset": dataset,
-            "data.max_train": P["max_train"], "data.max_test": S["max_test"],
-            "model.name": S["model"], "model.cut": S["cut"],
-            "split.clients": P["clients"], "split.per_round": P["per_round"],
-            "local.batch_size": BATCH[dataset]}
-    over.update(extra)
-    return RunConfig.from_preset(PRESET[profile]).with_overrides(over)
+    return smofi_config(profile, dataset, algorithm, seed, participation, label=LABEL, model=S["model"],
+                        cut=S["cut"], max_test=S["max_test"], rounds=S["rounds"], **extra)
 
 
 availability = {d: dataset_missing(d) for d in S["datasets"]}
