@@ -24,23 +24,41 @@
 # in its prose; each of its results is the mean of CV runs with x = 0.1, 0.5, 1.
 #
 # **This notebook** varies one system setting at a time — N = 50, N = 200 (ratio 1:50), ratio 1:20,
-# ratio 1:100 (N = 100) — for FedAvg, FedQS-Avg, FedSGD and FedQS-SGD, K = 10 throughout.
+# ratio 1:100 (N = 100) — for FedAvg, FedQS-Avg, FedSGD and FedQS-SGD, K = 10 throughout, and records
+# the **SAFL queue regime** of every run: uploads per tick against K, the backlog of the buffer, the
+# staleness of what is aggregated.
+#
+# **Why the upload semantics matter here.** With N = 200 at 1:50, or N = 100 at 1:20, clients upload
+# ~13.6–14 updates per tick while the server aggregates K = 10 per tick, so the buffer cannot keep up
+# (`fedlib safl schedule --clients 200 --k 10 --ratio 50`). With `safl.upload=snapshot` (fedlib's
+# default: each buffered entry is the update as uploaded) the waiting updates age without bound —
+# the staleness of what is aggregated keeps growing — and gradient aggregation (w ← w + mean Δ) adds
+# ever staler deltas. With `safl.upload=overwrite` a client's buffered entry is replaced by its newer
+# training, as the **official code's file buffer** does (one file per client, overwritten): staleness
+# stays bounded, most entries are replaced. Where uploads per tick exceed K this notebook runs both.
 #
 # **Profiles**
-# - `smoke`: Adult, N = 5 (N50 scaled down) and N = 10 with ratio 1:100, K = 3, 5 rounds — seconds;
-#   numbers meaningless.
-# - `cpu`: UCI Adult split by gender (FCN), the paper's system settings, **T = 200** rounds instead of
-#   400 (Adult converges within ~50 rounds; the 16 runs take ~5 min), one seed. Not the
-#   paper's task.
-# - `paper`: ResNet-18 on CIFAR-10, x = 0.1 / 0.5 / 1 averaged, T = 400 — needs a GPU (48 runs).
+# - `smoke`: Adult, N = 5 (N50 scaled down) and N = 10 with ratio 1:100, K = 3, 5 rounds, both upload
+#   modes — seconds; numbers meaningless.
+# - `cpu`: **CIFAR-10 with the FedQS SAFL-gap study's small CNN** (`cnn3`), Dirichlet x = 0.1 (as
+#   Table 1), the full training set, E = 2, B = 50, lr 0.1, **T = 50 rounds**, evaluation every 2nd
+#   round, one seed, the two settings whose buffer cannot keep up — **N = 200 (1:50)** and **1:20
+#   (N = 100)** — for the gradient-aggregation methods FedSGD and FedQS-SGD under **both** upload
+#   modes (8 runs, ≈ 30 min on two cores). Not the paper's ResNet-18 / 400 rounds / x averaged.
+#   `task="adult"` runs UCI Adult (FCN) at the paper's system settings instead.
+# - `paper`: ResNet-18 on CIFAR-10, x = 0.1 / 0.5 / 1 averaged, T = 400, all four systems and
+#   methods, both upload modes — needs a GPU.
 
 # %% tags=["parameters"]
 profile = "auto"   # smoke | cpu | paper | auto ($FEDLIB_PROFILE, else paper with a GPU, else cpu)
 task = None        # adult | cifar10
 alphas = None      # CIFAR-10 Dirichlet x values averaged over, e.g. [0.1, 0.5, 1.0]
 systems = None     # subset of the system settings: N50, N200, R20, R100
+methods = None     # subset of fedavg, fedqs-avg, fedsgd, fedqs-sgd
+uploads = None     # upload semantics to run: snapshot (fedlib default), overwrite (the official code's buffer)
 seeds = None       # e.g. [0, 1, 2]
 rounds = None      # T; None keeps the profile default
+eval_every = None  # evaluate the global model every this many rounds
 workers = None     # >1: run the missing cells in a local process pool first (fedlib.experiments.sweep)
 
 # %%
@@ -49,15 +67,19 @@ from fedlib.reporting import apply_knobs, resolve_profile, show_settings
 
 profile = resolve_profile(profile)
 SYSTEMS = {"N50": (50, 50), "N200": (200, 50), "R20": (100, 20), "R100": (100, 100)}  # name: (clients, ratio)
+ALL_METHODS = ["fedavg", "fedqs-avg", "fedsgd", "fedqs-sgd"]
 SETTINGS = {
-    "smoke": dict(task="adult", alphas=[0.5], systems=["N50", "R100"], seeds=[0], rounds=5, workers=1,
+    "smoke": dict(task="adult", alphas=[0.5], systems=["N50", "R100"], methods=ALL_METHODS,
+                  uploads=["snapshot", "overwrite"], seeds=[0], rounds=5, eval_every=1, workers=1,
                   clients_scale=0.1, reduce=["safl.k=3", "data.max_train=2000"]),
-    "cpu": dict(task="adult", alphas=[0.5], systems=list(SYSTEMS), seeds=[0], rounds=200, workers=1,
+    "cpu": dict(task="cifar10", alphas=[0.1], systems=["N200", "R20"], methods=["fedsgd", "fedqs-sgd"],
+                uploads=["snapshot", "overwrite"], seeds=[0], rounds=50, eval_every=2, workers=2,
                 clients_scale=1.0, reduce=[]),
-    "paper": dict(task="cifar10", alphas=[0.1, 0.5, 1.0], systems=list(SYSTEMS), seeds=[0], rounds=400, workers=1,
+    "paper": dict(task="cifar10", alphas=[0.1, 0.5, 1.0], systems=list(SYSTEMS), methods=ALL_METHODS,
+                  uploads=["snapshot", "overwrite"], seeds=[0], rounds=400, eval_every=1, workers=1,
                   clients_scale=1.0, reduce=[]),
 }
-LISTS = {'alphas', 'seeds', 'systems'}  # knobs that hold lists
+LISTS = {'alphas', 'seeds', 'systems', 'methods', 'uploads'}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
 S = settings
 show_settings(settings, profile)
@@ -83,13 +105,19 @@ for name in S["systems"]:
     if name not in SYSTEMS:
         raise FedlibError(f"unknown system setting {name!r}", f"choose from {list(SYSTEMS)}")
 
-METHODS = {"fedavg": ("FedAvg", "model"), "fedqs-avg": ("FedQS-Avg", "model"),
-           "fedsgd": ("FedSGD", "gradient"), "fedqs-sgd": ("FedQS-SGD", "gradient")}
+NAMES = {"fedavg": ("FedAvg", "model"), "fedqs-avg": ("FedQS-Avg", "model"),
+         "fedsgd": ("FedSGD", "gradient"), "fedqs-sgd": ("FedQS-SGD", "gradient")}
+for m in S["methods"]:
+    if m not in NAMES:
+        raise FedlibError(f"unknown method {m!r}", f"choose from {list(NAMES)}")
+for u in S["uploads"]:
+    check_choice("upload", u, ("snapshot", "overwrite"))
+METHODS = {m: NAMES[m] for m in S["methods"]}
 PRESET = {"adult": "adult-gender", "cifar10": "cifar10"}[S["task"]]
 reduce = list(S["reduce"])
 if S["task"] == "cifar10" and profile != "paper":
-    reduce += ["model.name=cnn", "data.max_train=5000", "data.max_test=1000"]  # a CPU cannot train ResNet-18
-paper_scale = not reduce and S["rounds"] == 400 and S["clients_scale"] == 1.0
+    reduce += ["model.name=cnn3"]  # a CPU cannot train ResNet-18 in minutes: the SAFL-gap study's small CNN
+paper_scale = not reduce and S["rounds"] == 400 and S["clients_scale"] == 1.0 and S["eval_every"] == 1
 LABEL = "paper" if paper_scale else ("custom" if profile == "paper" else profile)  # run label in the store
 data_variants = [[f"data.alpha={a}"] for a in S["alphas"]] if S["task"] == "cifar10" else [[]]
 
@@ -106,12 +134,14 @@ for system in S["systems"]:
     n, ratio = SYSTEMS[system]
     n = max(int(round(n * S["clients_scale"])), 4)
     for method in METHODS:
-        for data in data_variants:
-            for seed in S["seeds"]:
-                cfgs.append(RunConfig.from_preset(f"{method}-{PRESET}").with_overrides(
-                    [f"safl.clients={n}", f"safl.ratio={ratio}", *data, *reduce, f"rounds={S['rounds']}",
-                     f"seed={seed}", f"profile={LABEL}"]))
-                cells.append((system, n, ratio, method, data[0] if data else "", seed))
+        for upload in S["uploads"]:
+            for data in data_variants:
+                for seed in S["seeds"]:
+                    cfgs.append(RunConfig.from_preset(f"{method}-{PRESET}").with_overrides(
+                        [f"safl.clients={n}", f"safl.ratio={ratio}", f"safl.upload={upload}", *data, *reduce,
+                         f"rounds={S['rounds']}", f"eval_every={S['eval_every']}", f"seed={seed}",
+                         f"profile={LABEL}"]))
+                    cells.append((system, n, ratio, method, upload, data[0] if data else "", seed))
 print(f"{len(cfgs)} runs on {S['task']}")
 
 # %%
@@ -119,22 +149,28 @@ results = run_all(cfgs, "Table 4")
 
 # %%
 rows = []
-for (system, n, ratio, method, data, seed), res in zip(cells, results):
+for (system, n, ratio, method, upload, data, seed), res in zip(cells, results):
     s = res.summary
-    rows.append({"system": system, "N": n, "ratio": f"1:{ratio}", "method": METHODS[method][0],
+    rows.append({"system": system, "N": n, "ratio": f"1:{ratio}", "upload": upload, "method": METHODS[method][0],
                  "aggregation": METHODS[method][1], "data": data, "seed": seed,
-                 "accuracy": 100 * s["convergence_accuracy"], "rounds_to_95": s["rounds_to_95"],
-                 "oscillations": s["oscillations"]})
+                 "accuracy": 100 * s["convergence_accuracy"], "best": 100 * s["best_accuracy"],
+                 "rounds_to_95": s["rounds_to_95"], "oscillations": s["oscillations"],
+                 "uploads/tick": s.get("uploads_per_tick"), "K": s.get("k"),
+                 "buffer keeps up": s.get("buffer_keeps_up"), "backlog (final)": s.get("backlog_final"),
+                 "staleness (mean)": s.get("staleness_mean_all"), "replaced": s.get("replaced_share")})
 runs = pd.DataFrame(rows)
-table = runs.groupby(["system", "N", "ratio", "method"], sort=False)[["accuracy", "rounds_to_95", "oscillations"]].mean()
-table.unstack("method").round(2)
+COLS = ["accuracy", "best", "rounds_to_95", "oscillations", "uploads/tick", "backlog (final)", "staleness (mean)",
+        "replaced"]
+table = runs.groupby(["system", "N", "ratio", "upload", "method"], sort=False)[COLS].mean()
+table.round(2)
 
 # %%
 fig, axes = plt.subplots(1, 3, figsize=(16, 4))
 order = [METHODS[m][0] for m in METHODS]
 for ax, col, title in zip(axes, ["accuracy", "rounds_to_95", "oscillations"],
                           ["convergence accuracy (%)", "rounds to 95% of it", "oscillations (drops > 15 pts)"]):
-    sns.barplot(data=runs, x="system", y=col, hue="method", hue_order=order, order=S["systems"], errorbar="sd", ax=ax)
+    sns.barplot(data=runs.assign(setting=runs["system"] + ", " + runs["upload"]), x="setting", y=col, hue="method",
+                hue_order=order, errorbar="sd", ax=ax)
     ax.set_title(title)
     ax.set_xlabel("")
     ax.set_ylabel("")
@@ -146,29 +182,75 @@ save_figure(fig, "table4_robustness", profile, GROUP)
 plt.show()
 
 # %% [markdown]
-# ## Paper vs measured
-#
-# For each system setting, FedQS minus its foundation (FedQS-Avg − FedAvg, FedQS-SGD − FedSGD): the paper
-# reports FedQS better on all three metrics (higher accuracy, fewer rounds, fewer oscillations) but
-# states no numbers, so `paper` is empty and the note gives the expected sign.
+# Test accuracy and the staleness of what is aggregated, per round: under `snapshot` the staleness
+# climbs for as long as the backlog grows; under `overwrite` it stays bounded.
 
 # %%
-mean = runs.groupby(["system", "method"])[["accuracy", "rounds_to_95", "oscillations"]].mean()
+curves = []
+for (system, n, ratio, method, upload, data, seed), res in zip(cells, results):
+    h = res.history
+    curves.append(pd.DataFrame({"round": h["round"], "accuracy": 100 * h["accuracy"],
+                                "staleness": h["staleness_mean"], "setting": f"{system} (N = {n}, 1:{ratio})",
+                                "method": METHODS[method][0], "upload": upload, "seed": seed}))
+curves = pd.concat(curves, ignore_index=True)
+fig, axes = plt.subplots(2, len(S["systems"]), figsize=(6.5 * len(S["systems"]), 7), squeeze=False)
+for j, system in enumerate(S["systems"]):
+    sub = curves[curves["setting"].str.startswith(system + " ")]
+    sns.lineplot(data=sub.dropna(subset=["accuracy"]), x="round", y="accuracy", hue="method", style="upload",
+                 errorbar=None, ax=axes[0][j])
+    sns.lineplot(data=sub, x="round", y="staleness", hue="method", style="upload", errorbar=None, ax=axes[1][j],
+                 legend=False)
+    axes[0][j].set_title(sub["setting"].iloc[0] if len(sub) else system)
+    axes[0][j].set_ylabel("test accuracy (%)")
+    axes[1][j].set_ylabel("mean staleness of the aggregated updates")
+fig.tight_layout()
+save_figure(fig, "table4_curves", profile, GROUP)
+plt.show()
+
+# %% [markdown]
+# ## Paper vs measured
+#
+# For each system setting and upload mode, FedQS minus its foundation (FedQS-Avg − FedAvg, FedQS-SGD −
+# FedSGD): the paper reports FedQS better on all three metrics (higher accuracy, fewer rounds, fewer
+# oscillations) but states no numbers, so `paper` is empty and the note gives the expected sign. The
+# regime rows give uploads per tick against K, and the mean staleness under each upload mode.
+
+# %%
+mean = runs.groupby(["system", "upload", "method"])[COLS].mean()
 scale_note = ("paper scale" if paper_scale and S["task"] == "cifar10" else
-              f"{profile} profile: {'UCI Adult (FCN)' if S['task'] == 'adult' else 'reduced CIFAR-10 (CNN)'}, "
-              f"T = {S['rounds']}; not the paper's CIFAR-10 / ResNet-18")
+              f"{profile} profile: {'UCI Adult (FCN)' if S['task'] == 'adult' else 'CIFAR-10, small CNN (cnn3)'}, "
+              f"T = {S['rounds']}, {len(S['seeds'])} seed(s); not the paper's CIFAR-10 / ResNet-18 / 400 rounds")
+UPLOAD_NOTE = {"snapshot": "snapshot uploads (fedlib default: the update as uploaded waits in the buffer)",
+               "overwrite": "overwrite uploads (the official code's file buffer: a newer training replaces it)"}
 out = []
 for system in S["systems"]:
     sub = runs[runs["system"] == system]
     label = f"{system} (N = {sub['N'].iloc[0]}, {sub['ratio'].iloc[0]})"
-    for fedqs, base in (("FedQS-Avg", "FedAvg"), ("FedQS-SGD", "FedSGD")):
-        for col, metric, sign in (("accuracy", "accuracy gain (points)", "positive"),
-                                  ("rounds_to_95", "rounds to 95% saved", "positive"),
-                                  ("oscillations", "oscillations avoided", "≥ 0")):
-            a, b = mean.loc[(system, fedqs), col], mean.loc[(system, base), col]
-            out.append({"table": "Table 4", "setting": f"{label}: {fedqs} vs {base}", "metric": metric,
-                        "paper": float("nan"), "measured": (a - b) if col == "accuracy" else (b - a),
-                        "note": f"paper: {sign} (FedQS better); {scale_note}"})
+    for upload in S["uploads"]:
+        here = mean.loc[(system, upload)]
+        upt = float(here["uploads/tick"].iloc[0]) if here["uploads/tick"].notna().any() else float("nan")
+        k = runs["K"].dropna().iloc[0] if runs["K"].notna().any() else float("nan")
+        stal = ", ".join(f"{m} {here.loc[m, 'staleness (mean)']:.1f}" for m in here.index)
+        out.append({"table": "Table 4", "setting": f"{label}, {upload}: regime", "metric": "uploads per tick",
+                    "paper": float("nan"), "measured": round(upt, 2),
+                    "note": f"K = {k:g}: the buffer {'cannot keep up' if upt > k else 'keeps up'}; "
+                            f"mean staleness of the aggregated updates: {stal}; "
+                            f"final backlog {here['backlog (final)'].max():.0f}; {UPLOAD_NOTE[upload]}"})
+        for fedqs, base in (("FedQS-Avg", "FedAvg"), ("FedQS-SGD", "FedSGD")):
+            if fedqs not in here.index or base not in here.index:
+                continue
+            for col, metric, sign in (("accuracy", "accuracy gain (points)", "positive"),
+                                      ("rounds_to_95", "rounds to 95% saved", "positive"),
+                                      ("oscillations", "oscillations avoided", "≥ 0")):
+                a_, b_ = here.loc[fedqs, col], here.loc[base, col]
+                out.append({"table": "Table 4", "setting": f"{label}, {upload}: {fedqs} vs {base}", "metric": metric,
+                            "paper": float("nan"), "measured": (a_ - b_) if col == "accuracy" else (b_ - a_),
+                            "note": f"paper: {sign} (FedQS better); {fedqs} {here.loc[fedqs, 'accuracy']:.2f} vs "
+                                    f"{base} {here.loc[base, 'accuracy']:.2f} convergence accuracy; {scale_note}"})
+        for m in here.index:  # each method's own number
+            out.append({"table": "Table 4", "setting": f"{label}, {upload}: {m}", "metric": "convergence accuracy (%)",
+                        "paper": float("nan"), "measured": round(float(here.loc[m, "accuracy"]), 2),
+                        "note": f"best {here.loc[m, 'best']:.2f}; {scale_note}"})
 df = comparison(out, profile)
 save_comparison(df, "table4_robustness", profile, GROUP)
 df
