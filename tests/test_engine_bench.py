@@ -32,3 +32,31 @@ def test_memory_of_each_backend():
     r = measure_memory(clients=4, steps=2, batch_size=5)
     assert set(r["peak_bytes"]) == {"loop", "stacked"}
     assert all(v > 0 for v in r["peak_bytes"].values())  # at least the results themselves
+
+
+def test_torch_baseline_is_timed_alongside_and_reported():
+    r = measure("cnn3", clients=2, steps=1, batch_size=4, repeats=1, baseline="torch")
+    assert set(r["seconds"]) == {"loop", "stacked", "torch"}
+    assert r["fedlib_over_torch"] == r["seconds"]["torch"] / r["seconds"][r["auto"]]
+    assert r["eval_image_over_train_image"] > 0
+
+
+def test_plain_torch_baseline_leaves_the_start_state_untouched():
+    """Each client trains its own copy (as a user loop would); the shared start state is not trained."""
+    from fedlib.models import build_model
+    from fedlib.train.bench import bench_tasks, plain_torch_train, synthetic_dataset
+
+    ds = synthetic_dataset("cnn3", 8)
+    start = build_model("cnn3", 10, seed=0).state_dict()
+    before = {k: v.clone() for k, v in start.items()}
+    plain_torch_train("cnn3", start, ds, bench_tasks(2, 2, 2))
+    assert all(torch.equal(before[k], start[k]) for k in start)  # the start state is not trained in place
+
+
+def test_unknown_baseline_is_refused():
+    import pytest
+
+    from fedlib.errors import FedlibError
+
+    with pytest.raises(FedlibError, match="unknown baseline"):
+        measure("fcn", clients=1, steps=1, batch_size=2, repeats=1, baseline="jax")
