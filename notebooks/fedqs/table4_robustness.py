@@ -41,8 +41,8 @@
 # - `smoke`: Adult, N = 5 (N50 scaled down) and N = 10 with ratio 1:100, K = 3, 5 rounds, both upload
 #   modes — seconds; numbers meaningless.
 # - `cpu`: **CIFAR-10 with the FedQS SAFL-gap study's small CNN** (`cnn3`), Dirichlet x = 0.1 (as
-#   Table 1), the full training set, E = 2, B = 50, lr 0.1, **T = 30 rounds** (by then the backlog of
-#   the snapshot runs is ~100 updates), evaluation every 2nd round, one seed, the two settings whose buffer cannot keep up — **N = 200 (1:50)** and **1:20
+#   Table 1), the full training set, E = 2, B = 50, lr 0.1, **T = 20 rounds** (by then ~70 updates
+#   wait in the buffer), evaluation every 2nd round, one seed, the two settings whose buffer cannot keep up — **N = 200 (1:50)** and **1:20
 #   (N = 100)** — for the gradient-aggregation methods FedSGD and FedQS-SGD under **both** upload
 #   modes (8 runs, ≈ 30 min on two quiet cores). Not the paper's ResNet-18 / 400 rounds / x averaged.
 #   `task="adult"` runs UCI Adult (FCN) at the paper's system settings instead.
@@ -73,7 +73,7 @@ SETTINGS = {
                   uploads=["snapshot", "overwrite"], seeds=[0], rounds=5, eval_every=1, workers=1,
                   clients_scale=0.1, reduce=["safl.k=3", "data.max_train=2000"]),
     "cpu": dict(task="cifar10", alphas=[0.1], systems=["N200", "R20"], methods=["fedsgd", "fedqs-sgd"],
-                uploads=["snapshot", "overwrite"], seeds=[0], rounds=30, eval_every=2, workers=2,
+                uploads=["snapshot", "overwrite"], seeds=[0], rounds=20, eval_every=2, workers=2,
                 clients_scale=1.0, reduce=[]),
     "paper": dict(task="cifar10", alphas=[0.1, 0.5, 1.0], systems=list(SYSTEMS), methods=ALL_METHODS,
                   uploads=["snapshot", "overwrite"], seeds=[0], rounds=400, eval_every=1, workers=1,
