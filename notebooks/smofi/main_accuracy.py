@@ -274,7 +274,8 @@ for d in S["datasets"]:
             continue
         for _, r in diffs[(diffs["dataset"] == d) & (diffs["participation"] == part)].iterrows():
             name, base = r["comparison"].split(" − ")
-            pg = PAPER.get(d, {}).get(name, np.nan) - PAPER.get(d, {}).get(base, np.nan)
+            pg = PAPER.get(d, {}).get(name, np.nan) - PAPER.get(d, {}).get(base, np.nan) \
+                if r["metric"] == "final" else np.nan  # the paper reports top-1 accuracy, no AUC
             out.append({"table": "main", "setting": f"{d}, {part}, {r['comparison']}",
                         "metric": f"paired gain in {r['metric']} (points)", "paper": round(pg, 2) if pg == pg else np.nan,
                         "measured": round(r["mean"], 2),
