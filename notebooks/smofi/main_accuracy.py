@@ -215,14 +215,14 @@ for d in S["datasets"]:
                               "per seed": r["diffs"], "verdict": verdict(r)})
 diffs = pd.DataFrame(diffs)
 if len(diffs):
+    order = list(dict.fromkeys(diffs["comparison"]))
     g = sns.catplot(data=diffs, y="comparison", x="mean", col="participation", row="metric", kind="point",
-                    linestyle="none", height=2.8, aspect=2.0, sharex=False)
+                    order=order, linestyle="none", height=2.8, aspect=2.0, sharex=False)
     for (metric, part), ax in g.axes_dict.items():
         sub = diffs[(diffs["metric"] == metric) & (diffs["participation"] == part)]
-        ys = {t.get_text(): t.get_position()[1] for t in ax.get_yticklabels()}
         for _, r in sub.iterrows():
-            if r["comparison"] in ys and r["lo"] == r["lo"]:
-                ax.plot([r["lo"], r["hi"]], [ys[r["comparison"]]] * 2, color="C0")
+            if r["lo"] == r["lo"]:  # categorical axis: the i-th comparison sits at y = i
+                ax.plot([r["lo"], r["hi"]], [order.index(r["comparison"])] * 2, color="C0")
         ax.axvline(0, color="grey", lw=1)
     g.set_axis_labels("difference (points), 95% t-interval over seeds", "")
     save_figure(g.figure, "main_accuracy_paired", profile, "smofi")
