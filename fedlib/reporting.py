@@ -247,3 +247,22 @@ def smofi_config(profile: str, dataset: str, algorithm: str, seed: int, particip
             "local.batch_size": SMOFI_BATCH[dataset]}
     over.update(extra)
     return RunConfig.from_preset(SMOFI_PRESET[profile]).with_overrides(over)
+
+
+def paired_interval_plot(diffs: pd.DataFrame, label: str = "comparison", height: float = 2.8):
+    """Point-and-interval plot of paired differences (rows of ``mean``/``lo``/``hi`` per ``label``),
+    one panel per ``metric`` (rows) × ``participation`` (columns), a grey line at zero. Returns the
+    seaborn ``FacetGrid``."""
+    import seaborn as sns
+
+    order = list(dict.fromkeys(diffs[label]))
+    g = sns.catplot(data=diffs, y=label, x="mean", col="participation", row="metric", kind="point", order=order,
+                    linestyle="none", height=height, aspect=2.0, sharex=False)
+    for (metric, part), ax in g.axes_dict.items():
+        sub = diffs[(diffs["metric"] == metric) & (diffs["participation"] == part)]
+        for _, r in sub.iterrows():
+            if r["lo"] == r["lo"]:  # a categorical axis puts the i-th label at y = i
+                ax.plot([r["lo"], r["hi"]], [order.index(r[label])] * 2, color="C0")
+        ax.axvline(0, color="grey", lw=1)
+    g.set_axis_labels("difference (points), 95% t-interval over seeds", "")
+    return g

@@ -43,3 +43,25 @@ def test_verdict_reads_the_interval():
     assert verdict({"n": 3, "lo": 0.5, "hi": 2.0, "wins": 3}).startswith("paper's direction reproduced")
     assert verdict({"n": 3, "lo": -2.0, "hi": -0.5, "wins": 0}).startswith("opposite")
     assert verdict({"n": 1, "lo": float("nan"), "hi": float("nan"), "wins": 1}).startswith("not resolved")
+
+
+def test_paired_interval_plot_draws_an_interval_on_every_panel():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from fedlib.reporting import paired_interval_plot
+
+    diffs = pd.DataFrame({"comparison": ["A − B", "C − B"] * 2, "metric": ["final"] * 4,
+                          "participation": ["full", "full", "partial", "partial"],
+                          "mean": [1.0, -1.0, 0.5, 0.2], "lo": [0.0, -2.0, -0.5, float("nan")],
+                          "hi": [2.0, 0.0, 1.5, float("nan")]})
+    g = paired_interval_plot(diffs)
+    full, partial = g.axes_dict[("final", "full")], g.axes_dict[("final", "partial")]
+    def intervals(ax):  # the horizontal two-point segments (the plot's own markers are not)
+        import numpy as np
+
+        return [ln for ln in ax.get_lines() if len(ln.get_xdata()) == 2 and np.isfinite(ln.get_xdata()).all()
+                and ln.get_ydata()[0] == ln.get_ydata()[1] and ln.get_xdata()[0] != ln.get_xdata()[1]]
+
+    assert [[float(x) for x in ln.get_xdata()] for ln in intervals(full)] == [[0.0, 2.0], [-2.0, 0.0]]
+    assert [[float(y) for y in ln.get_ydata()] for ln in intervals(partial)] == [[0.0, 0.0]]  # NaN: not drawn

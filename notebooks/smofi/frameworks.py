@@ -70,8 +70,8 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.reporting import (SMOFI_PARTICIPATION, apply_knobs, comparison, curve_metrics, dataset_missing,
-                              paired_difference, resolve_profile, run_or_load, save_comparison, save_figure,
-                              show_settings, smofi_config, verdict)
+                              paired_difference, paired_interval_plot, resolve_profile, run_or_load,
+                              save_comparison, save_figure, show_settings, smofi_config, verdict)
 
 profile = resolve_profile(profile)
 
@@ -190,16 +190,7 @@ for d, part in dict.fromkeys(k[:2] for k in hist):
 diffs = pd.DataFrame(diffs, columns=["dataset", "participation", "comparison", "metric", "mean", "lo", "hi", "n",
                                      "per seed", "verdict"])
 if len(diffs):
-    g = sns.catplot(data=diffs, y="comparison", x="mean", col="participation", row="metric", kind="point",
-                    linestyle="none", height=2.6, aspect=2.0, sharex=False)
-    for (metric, part), ax in g.axes_dict.items():
-        sub = diffs[(diffs["metric"] == metric) & (diffs["participation"] == part)]
-        ys = {t.get_text(): t.get_position()[1] for t in ax.get_yticklabels()}
-        for _, r in sub.iterrows():
-            if r["comparison"] in ys and r["lo"] == r["lo"]:
-                ax.plot([r["lo"], r["hi"]], [ys[r["comparison"]]] * 2, color="C0")
-        ax.axvline(0, color="grey", lw=1)
-    g.set_axis_labels("difference (points), 95% t-interval over seeds", "")
+    g = paired_interval_plot(diffs)
     save_figure(g.figure, "frameworks_paired", profile, "smofi")
     plt.show()
 diffs.round(2)

@@ -79,8 +79,8 @@ import seaborn as sns
 
 from fedlib.experiments import RunConfig
 from fedlib.reporting import (SMOFI_PARTICIPATION, apply_knobs, comparison, curve_metrics, dataset_missing,
-                              paired_difference, resolve_profile, run_or_load, save_comparison, save_figure,
-                              show_settings, smofi_config, verdict)
+                              paired_difference, paired_interval_plot, resolve_profile, run_or_load,
+                              save_comparison, save_figure, show_settings, smofi_config, verdict)
 
 profile = resolve_profile(profile)
 
@@ -215,16 +215,7 @@ for d in S["datasets"]:
                               "per seed": r["diffs"], "verdict": verdict(r)})
 diffs = pd.DataFrame(diffs)
 if len(diffs):
-    order = list(dict.fromkeys(diffs["comparison"]))
-    g = sns.catplot(data=diffs, y="comparison", x="mean", col="participation", row="metric", kind="point",
-                    order=order, linestyle="none", height=2.8, aspect=2.0, sharex=False)
-    for (metric, part), ax in g.axes_dict.items():
-        sub = diffs[(diffs["metric"] == metric) & (diffs["participation"] == part)]
-        for _, r in sub.iterrows():
-            if r["lo"] == r["lo"]:  # categorical axis: the i-th comparison sits at y = i
-                ax.plot([r["lo"], r["hi"]], [order.index(r["comparison"])] * 2, color="C0")
-        ax.axvline(0, color="grey", lw=1)
-    g.set_axis_labels("difference (points), 95% t-interval over seeds", "")
+    g = paired_interval_plot(diffs)
     save_figure(g.figure, "main_accuracy_paired", profile, "smofi")
     plt.show()
 diffs.round(2)
