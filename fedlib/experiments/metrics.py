@@ -27,6 +27,8 @@ import math
 import numpy as np
 import pandas as pd
 
+from fedlib.safl.schedule import buffer_keeps_up  # the rule lives with the clock it judges
+
 __all__ = [
     "accuracy_scale",
     "convergence_accuracy",
@@ -120,24 +122,6 @@ def speedup(baseline_history, history, target: float | None = None) -> float:
     if rb is None or rm is None:
         return math.nan
     return rb / rm
-
-
-def buffer_keeps_up(uploads_per_tick: float, k: int, backlog_final: int) -> bool:
-    """Does a semi-asynchronous server keep up with its clients?
-
-    The server aggregates at most ``k`` updates per tick (one aggregation of K per tick), so when
-    clients upload more than K per tick on average the excess piles up in the buffer and the
-    staleness of what is aggregated grows without bound. The buffer is judged *not* to keep up
-    when both hold:
-
-    * ``uploads_per_tick > k`` — the mean number of uploads per elapsed tick exceeds K (with fixed
-      delays the measured mean never exceeds the steady-state rate sum_i 1/(r_i + 1), so this is
-      not fooled by the start, where every client starts at tick 0), and
-    * ``backlog_final >= k`` — at least one full round is still waiting after the last
-      aggregation (the pile-up is visible, not a start-up burst).
-
-    Otherwise it keeps up (the backlog stays below about K between aggregations)."""
-    return not (float(uploads_per_tick) > int(k) and int(backlog_final) >= int(k))
 
 
 def queue_regime(history, k: int | None = None) -> dict:

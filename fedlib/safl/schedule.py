@@ -53,7 +53,6 @@ from dataclasses import dataclass, field
 import torch
 
 from fedlib.errors import FedlibError, check, check_choice
-from fedlib.experiments.metrics import buffer_keeps_up
 from fedlib.safl.delays import validate_delays
 from fedlib.utils import derive_seed, generator
 
@@ -270,6 +269,24 @@ class Clock:
         self.buffer = [mk(r) for r in d["buffer"]]
 
 
+def buffer_keeps_up(uploads_per_tick: float, k: int, backlog_final: int) -> bool:
+    """Does a semi-asynchronous server keep up with its clients?
+
+    The server aggregates at most ``k`` updates per tick (one aggregation of K per tick), so when
+    clients upload more than K per tick on average the excess piles up in the buffer and the
+    staleness of what is aggregated grows without bound. The buffer is judged *not* to keep up
+    when both hold:
+
+    * ``uploads_per_tick > k`` — the mean number of uploads per elapsed tick exceeds K (with fixed
+      delays the measured mean never exceeds the steady-state rate sum_i 1/(r_i + 1), so this is
+      not fooled by the start, where every client starts at tick 0), and
+    * ``backlog_final >= k`` — at least one full round is still waiting after the last
+      aggregation (the pile-up is visible, not a start-up burst).
+
+    Otherwise it keeps up (the backlog stays below about K between aggregations)."""
+    return not (float(uploads_per_tick) > int(k) and int(backlog_final) >= int(k))
+
+
 def replay(delays, k: int = 10, rounds: int = 400, scenario: Scenario | str = "none", seed: int = 0,
            max_ticks: int | None = None, detail: bool = False) -> dict:
     """Replay the clock for ``rounds`` aggregations (no training) and measure it.
@@ -284,7 +301,7 @@ def replay(delays, k: int = 10, rounds: int = 400, scenario: Scenario | str = "n
     :mod:`fedlib.safl.simulator`): ``uploads_per_tick`` (uploads / ticks), ``backlog_mean`` /
     ``backlog_max`` / ``backlog_final`` (updates left in the buffer after each aggregation; the
     same under both upload semantics) and ``buffer_keeps_up``
-    (:func:`fedlib.experiments.metrics.buffer_keeps_up`). ``detail`` adds the per-round lists
+    (:func:`buffer_keeps_up`). ``detail`` adds the per-round lists
     (``agg_ticks``, staleness, ``uploads_per_round`` = uploads since the previous aggregation,
     ``backlog_per_round``).
     """

@@ -51,7 +51,7 @@ always 0 for ``snapshot``). The server aggregates at most K per tick, so when cl
 than K per tick the backlog grows every tick and, with ``snapshot`` uploads, so does the staleness
 (e.g. N = 200 at 1:50, or N = 100 at 1:20, upload ~14 per tick against K = 10). ``summary()``
 reports ``uploads_per_tick``, ``k``, ``backlog_mean`` / ``backlog_max`` / ``backlog_final``,
-``replaced_share`` and ``buffer_keeps_up`` (rule: :func:`fedlib.experiments.metrics.buffer_keeps_up`);
+``replaced_share`` and ``buffer_keeps_up`` (rule: :func:`fedlib.safl.schedule.buffer_keeps_up`);
 the first round at which the buffer does not keep up raises one :class:`BufferBacklogWarning` per
 simulator (a resumed run, in a new process, warns again). Under ``overwrite`` the backlog of
 entries grows the same way (the timing does not depend on the upload semantics), but each entry
@@ -71,8 +71,7 @@ import torch
 from torch import nn
 
 from fedlib.errors import FedlibError, check, check_choice
-from fedlib.experiments.metrics import buffer_keeps_up
-from fedlib.safl.schedule import Clock, Scenario, Training
+from fedlib.safl.schedule import Clock, Scenario, Training, buffer_keeps_up
 from fedlib.safl.strategy import SimContext, Strategy, Update, clone_state
 from fedlib.utils import generator
 
@@ -84,7 +83,7 @@ STATE_FORMAT = 1
 
 class BufferBacklogWarning(UserWarning):
     """The SAFL buffer cannot keep up: clients upload more than K updates per tick and the
-    backlog grows (see the module docstring and ``fedlib.experiments.metrics.buffer_keeps_up``)."""
+    backlog grows (see the module docstring and ``fedlib.safl.schedule.buffer_keeps_up``)."""
 
 
 def _engine():
