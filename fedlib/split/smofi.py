@@ -71,7 +71,7 @@ from typing import Iterable, Sequence
 import torch
 from torch import Tensor
 
-from fedlib.errors import FedlibError, check
+from fedlib.errors import FedlibError, check, check_choice
 
 __all__ = [
     "SMoFiOptions",
@@ -95,16 +95,10 @@ class FirstMomentOnlyWarning(UserWarning):
     """Adam/AdamW SMoFi fusing ``exp_avg`` alone (``fuse_second_moment=False``) can blow up."""
 
 
-def _check_choice(name: str, value, choices) -> str:
-    check(isinstance(value, str) and value in choices,
-          f"SMoFi option {name}={value!r} is not one of {', '.join(choices)}",
-          f"use {name}={choices[0]} (the default)")
-    return value
-
-
 def _index_offset(stale_index: str) -> float:
     """Extra age of the ``from1`` reading (paper τ = fedlib τ + 1)."""
-    return 1.0 if _check_choice("stale_index", stale_index, STALE_INDEXES) == "from1" else 0.0
+    check_choice("SMoFi option stale_index", stale_index, STALE_INDEXES)
+    return 1.0 if stale_index == "from1" else 0.0
 
 
 def validate_alpha(alpha: float) -> float:
@@ -152,7 +146,7 @@ def fusion_weights(active_mask: Tensor, finished_steps, tau, alpha: float = -0.1
     that is the number of active clients. If no weight is left (drop, renormalise, nobody
     active) all coefficients are 0.
     """
-    _check_choice("stale", stale, STALE_MODES)
+    check_choice("SMoFi option stale", stale, STALE_MODES)
     active_mask = torch.as_tensor(active_mask, dtype=torch.bool)
     c = active_mask.numel()
     n = c if n_selected is None else int(n_selected)
@@ -261,8 +255,8 @@ class SMoFiOptions:
 
     def __post_init__(self):
         self.alpha = validate_alpha(self.alpha)
-        _check_choice("stale", self.stale, STALE_MODES)
-        _check_choice("stale_index", self.stale_index, STALE_INDEXES)
+        check_choice("SMoFi option stale", self.stale, STALE_MODES)
+        check_choice("SMoFi option stale_index", self.stale_index, STALE_INDEXES)
         for name in ("renormalise", "carry_momentum", "fuse_second_moment"):
             value = getattr(self, name)
             check(isinstance(value, bool), f"SMoFi option {name} must be true or false, got {value!r}")
