@@ -129,17 +129,19 @@ def curve_metrics(history: pd.DataFrame, last: int = 5, target: float | None = N
     """
     import numpy as np
 
+    from fedlib.experiments.metrics import convergence_accuracy, rounds_to_target
+
     h = history.dropna(subset=["accuracy"])
-    rounds = h["round"].to_numpy(dtype=float)
-    acc = 100.0 * h["accuracy"].to_numpy(dtype=float)
-    if len(acc) == 0:
+    h = h.assign(accuracy=100.0 * h["accuracy"].astype(float))  # percent, as the notebooks report
+    if h.empty:
         return {"final": float("nan"), "auc": float("nan"), "best": float("nan"), "rounds_to_target": float("nan")}
+    rounds, acc = h["round"].to_numpy(dtype=float), h["accuracy"].to_numpy()
     span = rounds[-1] - rounds[0]
     trapezoid = getattr(np, "trapezoid", None) or np.trapz  # numpy < 2 names it trapz
     auc = float(trapezoid(acc, rounds) / span) if span > 0 else float(acc[0])
-    hit = np.nonzero(acc >= target)[0] if target is not None else np.array([], dtype=int)
-    return {"final": float(acc[-last:].mean()), "auc": auc, "best": float(acc.max()),
-            "rounds_to_target": float(rounds[hit[0]]) if len(hit) else float("nan")}
+    hit = rounds_to_target(h, target) if target is not None else None
+    return {"final": convergence_accuracy(h, last), "auc": auc, "best": float(acc.max()),
+            "rounds_to_target": float("nan") if hit is None else float(hit)}
 
 
 def paired_difference(runs: pd.DataFrame, value: str, method: str, baseline: str, *,

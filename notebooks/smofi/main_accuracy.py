@@ -78,6 +78,7 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.experiments import RunConfig
+from fedlib.experiments.metrics import rounds_to_target
 from fedlib.reporting import (SMOFI_PARTICIPATION, apply_knobs, comparison, curve_metrics, dataset_missing,
                               paired_difference, paired_interval_plot, resolve_profile, run_or_load,
                               save_comparison, save_figure, show_settings, smofi_config, verdict)
@@ -166,8 +167,8 @@ if len(runs):  # rounds to 90% of the same seed's FedAvg final accuracy (paired 
         if key in ref.index:
             h = curves[(curves["dataset"] == key[0]) & (curves["participation"] == key[1]) &
                        (curves["method"] == r["method"]) & (curves["seed"] == key[2])]
-            hit = h[h["accuracy"] >= 0.9 * ref[key]]["round"]
-            runs.loc[i, "rounds_to_90pct_fedavg"] = float(hit.iloc[0]) if len(hit) else np.nan
+            hit = rounds_to_target(h, 0.9 * ref[key])
+            runs.loc[i, "rounds_to_90pct_fedavg"] = np.nan if hit is None else float(hit)
 runs.round(2)
 
 # %% [markdown]
