@@ -58,6 +58,19 @@ def test_both_index_readings_give_the_hand_computed_weights():
         assert torch.allclose(fused, expect, atol=1e-6), index
 
 
+def _drive(hook, own, actives) -> list[float]:
+    """Run ``hook`` over lock-steps: each step an active client's buffer becomes its ``own`` value
+    (a finished one keeps the fused value it last got); returns the fused value after each step."""
+    buf = _FakeBuffers({("momentum_buffer", "s.w"): torch.zeros(len(actives[0]), 1)})
+    seen = []
+    for tau, (mine, active) in enumerate(zip(own, actives)):
+        cur = buf.data[("momentum_buffer", "s.w")]
+        buf.data[("momentum_buffer", "s.w")] = torch.where(active.view(-1, 1), mine, cur)
+        hook(tau, active, buf)
+        seen.append(hook.last_fused[("momentum_buffer", "s.w")].item())
+    return seen
+
+
 def test_hook_default_index_weighs_a_just_finished_client_2_to_the_alpha():
     """Two clients, |T| = 1 and 3: at fedlib steps 1 and 2 client 1 has paper ages 2 and 3."""
     alpha = -0.5
@@ -65,13 +78,7 @@ def test_hook_default_index_weighs_a_just_finished_client_2_to_the_alpha():
     hook.start_round()
     own = [torch.tensor([[1.0], [3.0]]), torch.tensor([[4.0], [0.0]]), torch.tensor([[6.0], [0.0]])]
     actives = [torch.tensor([True, True]), torch.tensor([True, False]), torch.tensor([True, False])]
-    buf = _FakeBuffers({("momentum_buffer", "s.w"): torch.zeros(2, 1)})
-    seen = []
-    for tau in range(3):
-        cur = buf.data[("momentum_buffer", "s.w")]
-        buf.data[("momentum_buffer", "s.w")] = torch.where(actives[tau].view(-1, 1), own[tau], cur)
-        hook(tau, actives[tau], buf)
-        seen.append(hook.last_fused[("momentum_buffer", "s.w")].item())
+    seen = _drive(hook, own, actives)
     assert seen == pytest.approx([(1 + 3) / 2, (4 + 2 ** alpha * 3) / 2, (6 + 3 ** alpha * 3) / 2])
     assert hook.step_counts.tolist() == [3, 1]
 
@@ -126,13 +133,7 @@ def test_hook_drop_mode_by_hand():
            torch.tensor([[6.0], [0.0], [0.0]])]
     actives = [torch.tensor([True, True, True]), torch.tensor([True, False, True]),
                torch.tensor([True, False, False])]
-    buf = _FakeBuffers({("momentum_buffer", "s.w"): torch.zeros(3, 1)})
-    seen = []
-    for tau in range(3):
-        cur = buf.data[("momentum_buffer", "s.w")]
-        buf.data[("momentum_buffer", "s.w")] = torch.where(actives[tau].view(-1, 1), own[tau], cur)
-        hook(tau, actives[tau], buf)
-        seen.append(hook.last_fused[("momentum_buffer", "s.w")].item())
+    seen = _drive(hook, own, actives)
     assert seen == pytest.approx([6 / 3, (4 + 5) / 3, 6 / 3])
     assert step_count_spread(hook.step_counts) == {"n": 3, "min": 1, "median": 2.0, "max": 3}
 
