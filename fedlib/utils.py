@@ -38,14 +38,11 @@ def default_threads() -> int:
     try:
         n = int(raw)
     except ValueError:
-        from fedlib.errors import FedlibError
-
-        raise FedlibError(f"FEDLIB_THREADS must be an integer >= 0, got {raw!r}",
-                          "unset it (one thread per run) or set e.g. FEDLIB_THREADS=2") from None
+        n = -1  # not an integer: the same message as a negative one
     if n < 0:
         from fedlib.errors import FedlibError
 
-        raise FedlibError(f"FEDLIB_THREADS must be an integer >= 0, got {n}",
+        raise FedlibError(f"FEDLIB_THREADS must be an integer >= 0, got {raw!r}",
                           "unset it (one thread per run) or set e.g. FEDLIB_THREADS=2")
     return n
 

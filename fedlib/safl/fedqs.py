@@ -110,6 +110,7 @@ Q_FORMS = ("code", "paper")
 VARIANTS = ("avg", "sgd")
 FEEDBACK_RESETS = ("update", "global")
 VALIDATIONS = ("holdout", "per_class", "first_per_class")
+PER_CLASS_VALIDATIONS = VALIDATIONS[1:]  # ≤ 20 samples per class of the training data [D]/[C]
 LOCAL_UPDATE_AT = ("upload", "aggregated")
 FIDELITIES = ("paper", "official")
 THRESHOLDS_ON = ("similarity", "distance")
@@ -712,7 +713,7 @@ class FedQS(Strategy):
                 "FedQS validation='holdout' needs a validation part per client (SSBC situation test)",
                 "set data.validation='holdout' (8:2 split) or options validation='per_class'",
             )
-        if (o.momentum or o.feedback) and o.validation in ("per_class", "first_per_class"):
+        if (o.momentum or o.feedback) and o.validation in PER_CLASS_VALIDATIONS:
             check(
                 ctx.train_parts is not None and getattr(ctx.dataset, "train_y", None) is not None,
                 f"FedQS validation={o.validation!r} needs ctx.train_parts and ctx.dataset.train_y",
@@ -790,7 +791,7 @@ class FedQS(Strategy):
             return None
         acc = torch.as_tensor(ctx.evaluate_per_class(ctx.global_history(1)[-1], idx), dtype=torch.float64)
         acc = acc.cpu() * 100.0  # evaluate_per_class gives fractions; the threshold is in points
-        if self.options.validation in ("per_class", "first_per_class"):
+        if self.options.validation in PER_CLASS_VALIDATIONS:
             counts = torch.bincount(ctx.dataset.train_y.detach().cpu()[idx], minlength=acc.numel())
             acc = torch.where(counts[: acc.numel()] < 10, acc / 2, acc)
         return acc
