@@ -28,11 +28,12 @@
 # **Profiles**
 # - `smoke`: Adult, 10 clients, K = 3, 5 rounds, FedAvg / FedSGD / both FedQS, 2 seeds — seconds;
 #   curves meaningless.
-# - `cpu`: UCI Adult split by gender (FCN) **at the paper's scale** (100 clients, K = 10, 400 rounds),
-#   seeds 0 and 1, for FedQS, the foundations (FedAvg, FedSGD) and the best baselines the paper names
-#   (M-step, WKAFL): 12 runs, ~7 min on a free 2-core CPU (`methods=None` draws all thirteen, ~15 min).
-#   The seed-0 runs are shared with Table 2 through the result store. Only the RWD panel of the
-#   paper's figure.
+# - `cpu`: the CV panel on **CIFAR-10 x = 0.5 with the small CNN `cnn3`** (not ResNet-18), 100 clients,
+#   K = 10, the full training set, delays 1:50, **T = 50** rounds, one seed (a CIFAR-10 run costs ~6
+#   CPU-minutes; the runs are Table 2's), and the RWD panel on UCI Adult split by gender (FCN) **at the
+#   paper's scale** (100 clients, K = 10, 400 rounds) with seeds 0 and 1; methods: FedQS, the foundations
+#   (FedAvg, FedSGD) and the best baselines the paper names (M-step, WKAFL). Only 6 new runs (the rest
+#   are Table 2's) — ~6 min on two quiet cores. No NLP panel.
 # - `paper`: CIFAR-10 x = 0.5 (ResNet-18), Shakespeare (LSTM) and Adult, seeds 0-2 — needs a GPU.
 
 # %% tags=["parameters"]
@@ -40,6 +41,7 @@ profile = "auto"   # smoke | cpu | paper | auto ($FEDLIB_PROFILE, else paper wit
 tasks = None       # e.g. ["adult-gender"], ["cifar10-x0.5", "shakespeare", "adult-gender"]
 methods = None     # subset of the thirteen SAFL methods; None means all
 seeds = None       # e.g. [0, 1, 2]
+reduced_seeds = None  # seeds on tasks this profile reduces (CPU-scale CIFAR-10 / Shakespeare); None: `seeds`
 rounds = None      # override T for every task; None keeps the profile default
 smooth = None      # rolling mean over this many rounds before plotting; 1 means raw curves
 workers = None     # >1: run the missing cells in a local process pool first (fedlib.experiments.sweep)
@@ -51,13 +53,14 @@ from fedlib.reporting import apply_knobs, resolve_profile, show_settings
 profile = resolve_profile(profile)
 SETTINGS = {
     "smoke": dict(tasks=["adult-gender"], methods=["fedavg", "fedqs-avg", "fedsgd", "fedqs-sgd"], seeds=[0, 1],
-                  rounds=None, smooth=1, workers=1),
-    "cpu": dict(tasks=["adult-gender"], methods=["fedavg", "m-step", "fedqs-avg", "fedsgd", "wkafl", "fedqs-sgd"],
-                seeds=[0, 1], rounds=None, smooth=5, workers=1),
-    "paper": dict(tasks=["cifar10-x0.5", "shakespeare", "adult-gender"], methods=None, seeds=[0, 1, 2], rounds=None,
-                  smooth=5, workers=1),
+                  reduced_seeds=None, rounds=None, smooth=1, workers=1),
+    "cpu": dict(tasks=["cifar10-x0.5", "adult-gender"],
+                methods=["fedavg", "m-step", "fedqs-avg", "fedsgd", "wkafl", "fedqs-sgd"],
+                seeds=[0, 1], reduced_seeds=[0], rounds=None, smooth=5, workers=2),
+    "paper": dict(tasks=["cifar10-x0.5", "shakespeare", "adult-gender"], methods=None, seeds=[0, 1, 2],
+                  reduced_seeds=None, rounds=None, smooth=5, workers=1),
 }
-LISTS = {'methods', 'seeds', 'tasks'}  # knobs that hold lists
+LISTS = {'methods', 'reduced_seeds', 'seeds', 'tasks'}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
 S = settings
 show_settings(settings, profile)
@@ -100,7 +103,7 @@ SCALE = {
                           "data.max_test=200"],
               "shakespeare": ["safl.clients=10", "safl.k=3", "rounds=3", "data.max_train=500", "data.max_test=200"]},
     "cpu": {"adult": [],
-            "cifar10": ["model.name=cnn", "rounds=100", "data.max_train=5000", "data.max_test=1000"],
+            "cifar10": ["model.name=cnn3", "rounds=50"],  # Table 1's CPU-scale CV task
             "shakespeare": ["rounds=100", "data.max_train=5000", "data.max_test=1000"]},
     "paper": {"adult": [], "cifar10": [], "shakespeare": []},
 }
@@ -138,7 +141,14 @@ method_list = S["methods"] or list(METHODS)
 for m in method_list:
     if m not in METHODS:
         raise FedlibError(f"unknown method {m!r}", f"choose from {list(METHODS)}")
-cells = [(t, m, s) for t in S["tasks"] for m in method_list for s in S["seeds"]]
+
+
+def seeds_on(task):
+    """The seeds run on ``task``: ``seeds``, or ``reduced_seeds`` where the profile reduces it."""
+    return S["seeds"] if S["reduced_seeds"] is None or not is_reduced(task)[0] else S["reduced_seeds"]
+
+
+cells = [(t, m, s) for t in S["tasks"] for m in method_list for s in seeds_on(t)]
 cfgs = [task_config(m, t).replace(seed=s) for t, m, s in cells]
 print(f"{len(cfgs)} runs")
 
@@ -192,7 +202,7 @@ out = []
 for task in S["tasks"]:
     reduced = is_reduced(task)[0]
     note = (f"{profile} profile: reduced run, not the paper's setting" if reduced else "paper scale") + \
-        f"; {len(S['seeds'])} seed(s); paper: FedQS has the lowest loss"
+        f"; {len(seeds_on(task))} seed(s); paper: FedQS has the lowest loss"
     for fedqs, agg in (("FedQS-Avg", "model"), ("FedQS-SGD", "gradient")):
         sub = final[(final["task"] == task) & (final["aggregation"] == agg)]
         if fedqs not in set(sub["method"]):
