@@ -2,6 +2,6 @@
 
 __version__ = "0.1.0"
 
-from fedlib.errors import FedlibError  # noqa: E402
+from fedlib.core.errors import FedlibError  # noqa: E402
 
 __all__ = ["FedlibError", "__version__"]

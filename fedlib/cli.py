@@ -14,7 +14,7 @@ import argparse
 import importlib
 import sys
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 
 # module that defines ``register(subparsers)`` for its commands
 _COMMAND_MODULES = (

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fedlib.errors import check_choice
+from fedlib.core.errors import check_choice
 
 PROFILES = ("smoke", "cpu", "paper")
 COMPARISON_COLUMNS = ["table", "setting", "metric", "paper", "measured", "profile", "note"]
@@ -199,7 +199,7 @@ def run_or_load(cfgs: list, store=None, workers: int = 1, progress: bool = True)
 def dataset_missing(name: str) -> str | None:
     """``None`` if dataset ``name`` loads here, else the text a table records instead of a number."""
     from fedlib.data import load_dataset
-    from fedlib.errors import FedlibError
+    from fedlib.core.errors import FedlibError
 
     try:
         load_dataset(name)
@@ -233,7 +233,7 @@ def smofi_config(profile: str, dataset: str, algorithm: str, seed: int, particip
     notebooks build every run here, so a run they share (FedAvg, SMoFi at α = −0.1) is one
     stored result.
     """
-    from fedlib.errors import FedlibError
+    from fedlib.core.errors import FedlibError
     from fedlib.experiments import RunConfig
 
     settings = SMOFI_PARTICIPATION[profile]

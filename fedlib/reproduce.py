@@ -19,9 +19,9 @@ from pathlib import Path
 import pandas as pd
 
 from fedlib import __version__
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.reporting import markdown_table, project_root, resolve_profile
-from fedlib.utils import atomic_write_bytes
+from fedlib.core.utils import atomic_write_bytes
 
 INDEX_JSON = "index.json"
 

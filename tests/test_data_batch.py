@@ -6,8 +6,8 @@ import pytest
 import torch
 
 from fedlib.data import FedDataset, augment_images
-from fedlib.errors import FedlibError
-from fedlib.utils import generator
+from fedlib.core.errors import FedlibError
+from fedlib.core.utils import generator
 
 
 def _images(n=16, size=32, seed=0):

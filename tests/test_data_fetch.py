@@ -12,7 +12,7 @@ import pytest
 import fedlib.data.fetch as fetch_mod
 from fedlib.data import load_dataset
 from fedlib.data.fetch import Download
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 
 
 def _tarball(path, members: dict):

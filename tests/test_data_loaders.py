@@ -17,7 +17,7 @@ import torch
 from fedlib.cli import main as cli_main
 from fedlib.data import DATASETS, cache_root, data_root, dataset_info, load_dataset
 from fedlib.data import shakespeare as shk
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 
 CIFAR10_NAMES = ["airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "horse", "ship",
                  "truck"]

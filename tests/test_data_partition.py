@@ -19,7 +19,7 @@ from fedlib.data import (
     shards,
     validation_split,
 )
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 
 LABELS = torch.arange(2000) % 10  # 10 balanced classes
 

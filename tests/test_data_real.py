@@ -14,8 +14,8 @@ from fedlib.cli import main as cli_main
 from fedlib.data import dataset_info, load_dataset, make_partition, partition_summary
 from fedlib.data.partition import by_role_test
 from fedlib.data.registry import SPECS
-from fedlib.errors import FedlibError
-from fedlib.utils import generator
+from fedlib.core.errors import FedlibError
+from fedlib.core.utils import generator
 
 
 @pytest.fixture(scope="module")

@@ -8,7 +8,7 @@ import pytest
 import torch
 
 from fedlib.data.base import FedDataset
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.models import build_model
 from fedlib.train import ClientTask, LocalConfig, OptimizerBuffers, choose_backend, evaluate, train_clients
 

@@ -56,7 +56,7 @@ def test_plain_torch_baseline_leaves_the_start_state_untouched():
 def test_unknown_baseline_is_refused():
     import pytest
 
-    from fedlib.errors import FedlibError
+    from fedlib.core.errors import FedlibError
 
     with pytest.raises(FedlibError, match="unknown baseline"):
         measure("fcn", clients=1, steps=1, batch_size=2, repeats=1, baseline="jax")

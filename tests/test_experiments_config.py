@@ -10,7 +10,7 @@ import textwrap
 
 import pytest
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.experiments import config as config_mod
 from fedlib.experiments.config import RunConfig, list_presets, load_preset_dict
 from fedlib.experiments.registry import algorithms, get_algorithm, paradigms, register_algorithm

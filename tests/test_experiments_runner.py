@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from fedlib.cli import main
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.experiments import CorruptResultWarning, ResultStore, RunConfig, run
 from fedlib.experiments.toy import ToyTrainer
 

@@ -8,7 +8,7 @@ import pandas as pd
 import pytest
 
 from fedlib.cli import main
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.experiments import ResultStore, RunConfig
 from fedlib.experiments.sweep import expand, grid, parse_grid, sweep
 

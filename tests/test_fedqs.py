@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.experiments.config import local_config_class
 from fedlib.safl.fedqs import (
     FedQS,
@@ -27,7 +27,7 @@ from fedlib.safl.fedqs import (
     per_label_spread,
 )
 from fedlib.safl.strategy import SimContext, Update, apply_delta, weighted_model_average
-from fedlib.utils import atomic_torch_save, safe_torch_load
+from fedlib.core.utils import atomic_torch_save, safe_torch_load
 
 torch.set_num_threads(1)
 T = torch.tensor

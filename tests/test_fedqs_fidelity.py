@@ -10,7 +10,7 @@ import types
 import pytest
 import torch
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.experiments.config import RunConfig, local_config_class
 from fedlib.safl.fedqs import (
     FIDELITY_RULES,

@@ -9,7 +9,7 @@ import torch
 from torch import nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.models import (LSTM, MODELS, StagedModel, build_model, count_parameters, cut_points,
                            default_cut, model_kwargs, split_model)
 from fedlib.models.split import client_backward, client_forward, server_step, split_forward_backward

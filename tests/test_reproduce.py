@@ -6,7 +6,7 @@ import nbformat
 import pandas as pd
 import pytest
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.reporting import comparison, markdown_table, resolve_profile
 from fedlib.reproduce import find_notebooks, reproduce
 

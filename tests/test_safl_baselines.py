@@ -8,7 +8,7 @@ import math
 import pytest
 import torch
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.safl.baselines import (
     BASELINES, CA2FL, FADAS, SAFA, WKAFL, DeFedAvg, FedAC, FedAT, FedAvg, FedBuff, FedSGD, MStep,
 )

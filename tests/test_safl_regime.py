@@ -19,7 +19,7 @@ from fedlib.safl.delays import make_delays
 from fedlib.safl.schedule import replay
 from fedlib.safl.simulator import BufferBacklogWarning, SAFLSimulator
 from fedlib.train import LocalConfig
-from fedlib.utils import atomic_torch_save, safe_torch_load
+from fedlib.core.utils import atomic_torch_save, safe_torch_load
 
 # delays [1, 2, 3], K = 1. Client i uploads at ticks j(r_i + 1) - 1: c0 at 1, 3, 5, ...; c1 at 2, 5,
 # 8, ...; c2 at 3, 7, 11, ... One aggregation of 1 per tick once the buffer holds one:

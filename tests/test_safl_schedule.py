@@ -8,7 +8,7 @@ import json
 import pytest
 import torch
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.safl.delays import OFFICIAL_100, make_delays, validate_delays
 from fedlib.safl.schedule import Clock, Scenario, replay
 

@@ -10,14 +10,14 @@ import pytest
 import torch
 
 import fedlib.train
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.experiments.config import RunConfig
 from fedlib.experiments.registry import get_algorithm
 from fedlib.safl.algorithms import build_simulator
 from fedlib.safl.baselines import FedSGD
 from fedlib.safl.delays import make_delays
 from fedlib.safl.schedule import Clock
-from fedlib.utils import atomic_torch_save, safe_torch_load
+from fedlib.core.utils import atomic_torch_save, safe_torch_load
 
 TINY = ["safl.clients=8", "safl.k=3", "safl.ratio=4", "rounds=6", "data.max_train=1200",
         "data.max_test=300", "local.epochs=1", "checkpoint_every=0"]

@@ -5,7 +5,7 @@ import functools
 import pytest
 import torch
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.split.smofi import (FirstMomentOnlyWarning, SMoFiHook, SMoFiOptions, fuse_momentum,
                                 fusion_weights, staleness_weight)
 

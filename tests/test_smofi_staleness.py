@@ -10,7 +10,7 @@ import pytest
 import torch
 from torch import nn
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.experiments.config import RunConfig
 from fedlib.split.smofi import (FirstMomentOnlyWarning, SMoFiHook, SMoFiOptions, fuse_momentum,
                                 fusion_weights, staleness_weight, step_count_spread)

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.experiments.config import RunConfig
 from fedlib.split.methods import FedAvgM, SlowMo, local_config, options_class, parse_method
 from fedlib.split.sfl import SplitTrainer

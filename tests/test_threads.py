@@ -3,9 +3,9 @@
 import pytest
 import torch
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.experiments import ResultStore, RunConfig, run
-from fedlib.utils import default_threads
+from fedlib.core.utils import default_threads
 
 
 def test_default_is_one_thread(monkeypatch):

@@ -2,7 +2,7 @@
 
     ds = load_dataset("cifar10")                 # FedDataset, uint8 images, converted once
     parts = make_partition("dirichlet", ds, n_clients=100, seed=0, alpha=0.1)
-    x, y = ds.batch(parts[0][:64], train=True, generator=fedlib.utils.generator(0, 0, 0))
+    x, y = ds.batch(parts[0][:64], train=True, generator=fedlib.core.utils.generator(0, 0, 0))
 
 Datasets: see :data:`DATASETS`; roots: ``$FEDLIB_DATA`` (raw files), ``$FEDLIB_CACHE`` (tensors).
 Downloads: ``fedlib.data.fetch.fetch(name, root)`` or ``fedlib data fetch NAME``.

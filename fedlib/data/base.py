@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import torch
 
-from fedlib.errors import FedlibError, check_choice
+from fedlib.core.errors import FedlibError, check_choice
 
 KINDS = ("image", "text", "tabular")
 NORMALIZE = ("half", "dataset", "none")

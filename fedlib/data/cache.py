@@ -23,7 +23,7 @@ from pathlib import Path
 
 import torch
 
-from fedlib.utils import atomic_torch_save, safe_torch_load
+from fedlib.core.utils import atomic_torch_save, safe_torch_load
 
 FORMAT = 1
 SPLIT_KEYS = ("train_x", "train_y", "test_x", "test_y")

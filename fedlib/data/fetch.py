@@ -14,7 +14,7 @@ Sources (checksums verified where the publisher gives one):
 
 Files are downloaded to ``<file>.part`` and renamed only once complete and verified; archives
 are unpacked with tarfile's ``data`` filter (no absolute paths, links or ``..`` escapes). Without
-network access every download fails with a :class:`~fedlib.errors.FedlibError` that says where
+network access every download fails with a :class:`~fedlib.core.errors.FedlibError` that says where
 to put the files by hand.
 """
 
@@ -31,7 +31,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from fedlib.data.paths import data_root
-from fedlib.errors import FedlibError, check_choice
+from fedlib.core.errors import FedlibError, check_choice
 
 GUTENBERG = "https://www.gutenberg.org/"
 PLAYS = {

@@ -2,7 +2,7 @@
 
 Users keep what the usual download gave them (an archive or its unpacked folder); fedlib reads
 either directly, so nothing has to be unpacked first. Every read error becomes one
-:class:`~fedlib.errors.FedlibError` naming the file.
+:class:`~fedlib.core.errors.FedlibError` naming the file.
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Client partitions of a training set (spec §7): lists of train indices, one LongTensor per client.
 
 Every partition is a pure function of its arguments and an integer ``seed``: random numbers come
-from a NumPy ``Generator`` (PCG64) seeded with ``fedlib.utils.derive_seed("partition", kind, seed)``,
+from a NumPy ``Generator`` (PCG64) seeded with ``fedlib.core.utils.derive_seed("partition", kind, seed)``,
 so the same call gives the same clients on any machine, in any process. Indices within a client
 are returned sorted.
 
@@ -26,8 +26,8 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from fedlib.errors import FedlibError, check, check_choice
-from fedlib.utils import derive_seed
+from fedlib.core.errors import FedlibError, check, check_choice
+from fedlib.core.utils import derive_seed
 
 KINDS = ("iid", "dirichlet", "shards", "role", "sex", "race")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 
 
 def data_root() -> Path:

@@ -14,7 +14,7 @@ from fedlib.data import adult, images, shakespeare
 from fedlib.data.base import FedDataset
 from fedlib.data.cache import load_or_build
 from fedlib.data.paths import cache_root, data_root
-from fedlib.errors import FedlibError, check_choice
+from fedlib.core.errors import FedlibError, check_choice
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 
-from fedlib.errors import FedlibError, check
+from fedlib.core.errors import FedlibError, check
 
 __all__ = ["register"]
 

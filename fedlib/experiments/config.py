@@ -11,7 +11,7 @@ Every constructor except the bare dataclass one validates before returning (``ru
 the bare one): unknown keys (with the closest valid key), wrong types, unknown choices (listing the
 valid ones), out-of-range values, inconsistent combinations (K > N, a cut point the model lacks,
 an algorithm of another paradigm) and the algorithm's options (checked against the options
-dataclass the algorithm registered). Each problem raises one :class:`~fedlib.errors.FedlibError`.
+dataclass the algorithm registered). Each problem raises one :class:`~fedlib.core.errors.FedlibError`.
 
 The ``local`` section is :class:`fedlib.train.LocalConfig` (owned by the training engine); until
 that module exists a minimal stand-in with the same role is used.
@@ -34,7 +34,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fedlib.errors import FedlibError, check, check_choice
+from fedlib.core.errors import FedlibError, check, check_choice
 
 __all__ = [
     "DataConfig",

@@ -27,7 +27,7 @@ import warnings
 from dataclasses import dataclass
 from typing import Callable
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 
 __all__ = ["AlgorithmEntry", "register_algorithm", "get_algorithm", "algorithms", "paradigms"]
 

@@ -30,11 +30,11 @@ import numpy as np
 import pandas as pd
 import torch
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.experiments import metrics
 from fedlib.experiments.config import RunConfig
 from fedlib.experiments.store import ResultStore, RunResult
-from fedlib.utils import default_threads, derive_seed, set_threads
+from fedlib.core.utils import default_threads, derive_seed, set_threads
 
 __all__ = ["run", "RunResult", "as_config", "build_trainer", "rng_state", "set_rng_state"]
 
@@ -143,7 +143,7 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
         recomputes from round 0 (the new result replaces the old one).
     trainer : optional trainer object or factory ``trainer(cfg)`` to drive instead of the
         registered one (a trainer is still keyed by ``cfg``'s hash: pass the matching config).
-    threads : torch intra-op threads for this run (``None``: :func:`fedlib.utils.default_threads`,
+    threads : torch intra-op threads for this run (``None``: :func:`fedlib.core.utils.default_threads`,
         i.e. ``$FEDLIB_THREADS`` or 1; ``0``: leave torch's setting). Speed only: the result and
         its hash do not depend on it. Use the second core with a second process (``sweep``).
     """

@@ -12,7 +12,7 @@ Layout, one folder per config hash (:meth:`RunConfig.config_hash`)::
                   error.json       why the last attempt failed (until it succeeds)
 
 ``root`` is the ``FEDLIB_RESULTS`` environment variable, else ``./results``. Every file is written
-with :func:`fedlib.utils.atomic_write_bytes` (temporary file + rename), and a result counts as
+with :func:`fedlib.core.utils.atomic_write_bytes` (temporary file + rename), and a result counts as
 finished only when DONE exists and every checksum it lists matches: a truncated or edited file is
 reported (:class:`CorruptResultWarning`) and the run is recomputed, never read as finished.
 Checkpoints are read with ``torch.load(weights_only=True)`` only, so a results folder from someone
@@ -35,8 +35,8 @@ from pathlib import Path
 
 import pandas as pd
 
-from fedlib.errors import FedlibError
-from fedlib.utils import atomic_torch_save, atomic_write_bytes, safe_torch_load
+from fedlib.core.errors import FedlibError
+from fedlib.core.utils import atomic_torch_save, atomic_write_bytes, safe_torch_load
 
 __all__ = ["ResultStore", "RunResult", "CorruptResultWarning", "default_root"]
 

@@ -32,10 +32,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from fedlib.errors import FedlibError, check, check_choice
+from fedlib.core.errors import FedlibError, check, check_choice
 from fedlib.experiments.config import RunConfig, _parse_overrides
 from fedlib.experiments.store import ResultStore, csv_to_frame, frame_to_csv
-from fedlib.utils import default_threads
+from fedlib.core.utils import default_threads
 
 __all__ = ["sweep", "grid", "expand", "SWEEP_BACKENDS"]
 

@@ -7,7 +7,7 @@ and sweeps can be exercised without real data::
     fedlib run --preset toy-smoke --set rounds=50 --set local.lr=0.2
 
 Read it as the template for a new paradigm or algorithm: everything random comes from
-``torch.Generator`` objects derived from ``cfg.seed`` (``fedlib.utils.generator``), and
+``torch.Generator`` objects derived from ``cfg.seed`` (``fedlib.core.utils.generator``), and
 :meth:`ToyTrainer.state_dict` holds everything needed to resume bit-identically — model, counters
 and the generator state.
 
@@ -28,9 +28,9 @@ from dataclasses import dataclass
 import numpy as np
 import torch
 
-from fedlib.errors import FedlibError, check
+from fedlib.core.errors import FedlibError, check
 from fedlib.experiments.registry import register_algorithm
-from fedlib.utils import generator
+from fedlib.core.utils import generator
 
 __all__ = ["ToyOptions", "ToyTrainer"]
 

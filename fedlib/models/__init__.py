@@ -29,7 +29,7 @@ import inspect
 import torch
 from torch import nn
 
-from fedlib.errors import FedlibError, check, check_choice
+from fedlib.core.errors import FedlibError, check, check_choice
 from fedlib.models.densenet import densenet121
 from fedlib.models.lstm import LSTM, lstm
 from fedlib.models.mobilenet import mobilenetv2

@@ -20,7 +20,7 @@ from typing import Callable
 import torch
 from torch import Tensor, nn
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 
 
 def client_forward(client: nn.Module, x: Tensor) -> Tensor:

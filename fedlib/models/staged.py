@@ -17,7 +17,7 @@ from collections import OrderedDict
 
 from torch import nn
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 
 
 class StagedModel(nn.Sequential):

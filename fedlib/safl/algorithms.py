@@ -28,13 +28,13 @@ import warnings
 
 import torch
 
-from fedlib.errors import FedlibError, check
+from fedlib.core.errors import FedlibError, check
 from fedlib.experiments.registry import register_algorithm
 from fedlib.safl.baselines import BASELINES
 from fedlib.safl.delays import make_delays
 from fedlib.safl.simulator import SAFLSimulator
 from fedlib.safl.strategy import NoOptions, Strategy, make_options
-from fedlib.utils import derive_seed, generator, resolve_device
+from fedlib.core.utils import derive_seed, generator, resolve_device
 
 __all__ = ["build_simulator", "prepare_task", "strategy_factory"]
 

@@ -24,7 +24,7 @@ from typing import Sequence
 
 import torch
 
-from fedlib.errors import check, check_choice
+from fedlib.core.errors import check, check_choice
 from fedlib.safl.strategy import (
     NoOptions,
     SimContext,
@@ -36,7 +36,7 @@ from fedlib.safl.strategy import (
     float_keys,
     weighted_model_average,
 )
-from fedlib.utils import generator
+from fedlib.core.utils import generator
 
 __all__ = [
     "FedAvg", "FedSGD", "SAFA", "FedAT", "MStep", "FedBuff", "WKAFL", "FedAC", "DeFedAvg",

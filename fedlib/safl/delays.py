@@ -3,7 +3,7 @@
 Profiles
 --------
 ``uniform``
-    r_i ~ U{1, ..., ratio}, drawn once from ``fedlib.utils.generator(seed, "safl-delays", N, ratio)``
+    r_i ~ U{1, ..., ratio}, drawn once from ``fedlib.core.utils.generator(seed, "safl-delays", N, ratio)``
     — the paper's "resource ratio 1:ratio" (default 1:50; Table 4 also uses 1:20 and 1:100, and
     N = 50 / 200 clients).
 ``official-100``
@@ -11,7 +11,7 @@ Profiles
     ``resource/resources_No_100_max_50.csv``, spec §8); only valid for N = 100.
 
 A list/tensor of integers is accepted as an explicit profile. Delays < 1 or of the wrong length
-raise :class:`fedlib.errors.FedlibError`.
+raise :class:`fedlib.core.errors.FedlibError`.
 """
 
 from __future__ import annotations
@@ -20,8 +20,8 @@ from typing import Sequence
 
 import torch
 
-from fedlib.errors import FedlibError, check, check_choice
-from fedlib.utils import generator
+from fedlib.core.errors import FedlibError, check, check_choice
+from fedlib.core.utils import generator
 
 # spec §8 — do not edit
 OFFICIAL_100 = (

@@ -71,7 +71,7 @@ from typing import Callable, Mapping, Sequence
 import torch
 from torch import Tensor
 
-from fedlib.errors import FedlibError, check, check_choice
+from fedlib.core.errors import FedlibError, check, check_choice
 from fedlib.safl.strategy import (
     SimContext,
     State,
@@ -772,7 +772,7 @@ class FedQS(Strategy):
                     keep[torch.nonzero(y == cls).flatten()[:20]] = True
                 idx = part[keep]  # in the order of the client's training indices
             else:  # [D] <= 20 random samples per class from the client's own training data
-                from fedlib.utils import generator  # noqa: PLC0415
+                from fedlib.core.utils import generator  # noqa: PLC0415
 
                 part = torch.as_tensor(ctx.train_parts[c], dtype=torch.long).cpu()
                 y = ctx.dataset.train_y.detach().cpu()[part]

@@ -52,9 +52,9 @@ from dataclasses import dataclass, field
 
 import torch
 
-from fedlib.errors import FedlibError, check, check_choice
+from fedlib.core.errors import FedlibError, check, check_choice
 from fedlib.safl.delays import validate_delays
-from fedlib.utils import derive_seed, generator
+from fedlib.core.utils import derive_seed, generator
 
 UPLOADS = ("snapshot", "overwrite")
 SCENARIOS = ("none", "speed-change", "random-time", "dropout")

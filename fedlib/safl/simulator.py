@@ -70,10 +70,10 @@ from typing import Any
 import torch
 from torch import nn
 
-from fedlib.errors import FedlibError, check, check_choice
+from fedlib.core.errors import FedlibError, check, check_choice
 from fedlib.safl.schedule import Clock, Scenario, Training, buffer_keeps_up
 from fedlib.safl.strategy import SimContext, Strategy, Update, clone_state
-from fedlib.utils import generator
+from fedlib.core.utils import generator
 
 __all__ = ["SAFLSimulator", "MODES", "evaluate_state", "BufferBacklogWarning"]
 

@@ -38,10 +38,10 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from fedlib.errors import FedlibError, check
+from fedlib.core.errors import FedlibError, check
 from fedlib.split.smofi import SMoFiOptions
 
-State = dict[str, Tensor]
+from fedlib.core.state import State  # noqa: E402
 
 BASES = ("fedavg", "fedprox", "fednar", "fednag")
 ADDONS = ("smofi", "fedavgm", "slowmo")

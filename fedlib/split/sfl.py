@@ -43,16 +43,16 @@ from typing import Any
 import torch
 from torch import Tensor
 
-from fedlib.errors import check, check_choice
+from fedlib.core.errors import check, check_choice
 from fedlib.split.methods import (local_config, make_addon, option_values, options_class,
                                   parse_method)
 from fedlib.split.smofi import SMoFiHook, SMoFiOptions
-from fedlib.utils import derive_seed, generator, resolve_device
+from fedlib.core.utils import derive_seed, generator, resolve_device
 
 __all__ = ["SplitTrainer", "prepare_data", "PATHS"]
 
 PATHS = ("auto", "engine", "split")
-State = dict[str, Tensor]
+from fedlib.core.state import State  # noqa: E402
 
 
 # ------------------------------------------------------------------------------------------- data
@@ -255,7 +255,7 @@ class SplitTrainer:
 
     # ---------------------------------------------------------------------------------- protocol
     def run_round(self) -> dict:
-        from fedlib.safl.strategy import weighted_model_average
+        from fedlib.core.state import weighted_model_average
         from fedlib.train import ClientTask, evaluate
 
         n = self.round

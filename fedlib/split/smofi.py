@@ -71,7 +71,7 @@ from typing import Iterable, Sequence
 import torch
 from torch import Tensor
 
-from fedlib.errors import FedlibError, check, check_choice
+from fedlib.core.errors import FedlibError, check, check_choice
 
 __all__ = [
     "SMoFiOptions",

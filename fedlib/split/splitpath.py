@@ -27,11 +27,11 @@ from typing import Callable, Iterable, Sequence
 import torch
 from torch import Tensor, nn
 
-from fedlib.errors import FedlibError, check
+from fedlib.core.errors import FedlibError, check
 from fedlib.models.split import split_forward_backward
 from fedlib.train.loop import make_optimizer
 
-State = dict[str, Tensor]
+from fedlib.core.state import State  # noqa: E402
 Batch = tuple[Tensor, Tensor]
 
 __all__ = ["ClientBatches", "SplitClientResult", "optimizer_kinds",

@@ -28,8 +28,8 @@ import time
 
 import torch
 
-from fedlib.errors import check
-from fedlib.utils import set_threads
+from fedlib.core.errors import check
+from fedlib.core.utils import set_threads
 
 BENCH_MODELS = ("fcn", "lstm", "cnn", "cnn3", "resnet18")
 DEFAULT_STEPS = {"fcn": 50, "lstm": 3, "cnn": 5, "cnn3": 5, "resnet18": 2}

@@ -8,7 +8,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 
 __all__ = ["StateLayout", "cross_entropy", "regularised_loss", "resolve_starts"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from fedlib.errors import check, check_choice
+from fedlib.core.errors import check, check_choice
 from fedlib.train.allocator import tune_malloc
 from fedlib.train.common import StateLayout, resolve_starts
 from fedlib.train.config import ClientResult, ClientTask, _is_int, validate_init_opt_state, validate_tasks

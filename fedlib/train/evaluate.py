@@ -16,7 +16,7 @@ import torch.nn.functional as F
 from torch import Tensor, nn
 from torch.func import functional_call, vmap
 
-from fedlib.errors import check, check_choice
+from fedlib.core.errors import check, check_choice
 from fedlib.train.common import StateLayout, resolve_starts
 from fedlib.train.engine import BACKENDS, _data_device, choose_backend
 from fedlib.train.loop import fast_memory_format, to_format

@@ -1,7 +1,7 @@
 """A client's random stream: batch order, augmentation and dropout, the same in every backend.
 
 Each client owns one ``torch.Generator`` seeded from ``(seed, "local-train", client_id, round)``
-(:func:`fedlib.utils.generator`). It is consumed in a fixed order per step — at the start of an
+(:func:`fedlib.core.utils.generator`). It is consumed in a fixed order per step — at the start of an
 epoch the permutation of the client's indices, then whatever ``dataset.batch`` draws for the
 augmentation, then the dropout masks — so a client's batches, crops, flips and dropped units
 depend only on (seed, client, round, its config), never on the backend or on its group mates.
@@ -26,9 +26,9 @@ from contextlib import contextmanager
 import torch
 from torch import Tensor, nn
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.train.config import ClientTask, batches_per_epoch
-from fedlib.utils import generator
+from fedlib.core.utils import generator
 
 __all__ = ["ClientStream", "MaskDropout", "prepare_template", "dropout_specs", "use_masks"]
 

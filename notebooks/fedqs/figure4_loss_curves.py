@@ -74,7 +74,7 @@ import pandas as pd
 import seaborn as sns
 from tqdm.auto import tqdm
 
-from fedlib.errors import FedlibError
+from fedlib.core.errors import FedlibError
 from fedlib.experiments import ResultStore, RunConfig, run, sweep
 from fedlib.reporting import comparison, project_root, save_comparison, save_figure
 

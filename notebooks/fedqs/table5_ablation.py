@@ -84,7 +84,7 @@ import pandas as pd
 import seaborn as sns
 from tqdm.auto import tqdm
 
-from fedlib.errors import FedlibError, check_choice
+from fedlib.core.errors import FedlibError, check_choice
 from fedlib.experiments import ResultStore, RunConfig, run, sweep
 from fedlib.reporting import comparison, project_root, save_comparison, save_figure
 

@@ -101,7 +101,7 @@ show_settings(settings, profile)
 # %%
 from fedlib.data.registry import load_dataset
 from fedlib.models import build_model, count_parameters, cut_points, split_model
-from fedlib.utils import generator
+from fedlib.core.utils import generator
 
 S = settings
 ds = load_dataset("cifar10")

@@ -40,7 +40,7 @@ def default_threads() -> int:
     except ValueError:
         n = -1  # not an integer: the same message as a negative one
     if n < 0:
-        from fedlib.errors import FedlibError
+        from fedlib.core.errors import FedlibError
 
         raise FedlibError(f"FEDLIB_THREADS must be an integer >= 0, got {raw!r}",
                           "unset it (one thread per run) or set e.g. FEDLIB_THREADS=2")
