@@ -4,7 +4,7 @@
     fedlib bench engine ...              (fedlib.train.bench)
     fedlib run | sweep | results ...     (fedlib.experiments.cli)
     fedlib safl schedule ...             (fedlib.safl.cli)
-    fedlib split compare ...             (fedlib.split.cli)
+    fedlib split compare ...             (fedlib.experiments.compare)
     fedlib reproduce ...                 (fedlib.reproduce)
 """
 
@@ -22,7 +22,7 @@ _COMMAND_MODULES = (
     "fedlib.train.bench",
     "fedlib.experiments.cli",
     "fedlib.safl.cli",
-    "fedlib.split.cli",
+    "fedlib.experiments.compare",
     "fedlib.reproduce",
 )
 
@@ -37,13 +37,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"fedlib {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:
-        try:
-            module = importlib.import_module(name)
-        except ModuleNotFoundError as err:  # a subsystem not built yet
-            if err.name != name:
-                raise
-            continue
-        module.register(sub)
+        importlib.import_module(name).register(sub)
     return parser
 
 

@@ -11,7 +11,7 @@ import torch
 from torch import nn
 
 from fedlib.core.errors import FedlibError
-from fedlib.experiments.config import local_config_class
+from fedlib.train.config import LocalConfig
 from fedlib.safl.fedqs import (
     FedQS,
     FedQSAvg,
@@ -206,7 +206,7 @@ def _ctx(n=4, k=2, sizes=None, history=None, counts=None, val=True, per_class=No
         n_clients=n,
         k=k,
         sizes=torch.as_tensor(sizes or [10] * n),
-        base_local=local_config_class()(lr=0.1, momentum=0.0),
+        base_local=LocalConfig(lr=0.1, momentum=0.0),
         model=Net(),
         val_parts=[torch.arange(3) for _ in range(n)] if val else None,
         agg_counts=torch.as_tensor(counts or [0] * n),

@@ -11,7 +11,8 @@ import pytest
 import torch
 
 from fedlib.core.errors import FedlibError
-from fedlib.experiments.config import RunConfig, local_config_class
+from fedlib.experiments.config import RunConfig
+from fedlib.train.config import LocalConfig
 from fedlib.safl.fedqs import (
     FIDELITY_RULES,
     FedQS,
@@ -46,7 +47,7 @@ def s_of(theta: float) -> float:
 
 def _ctx(n, counts=None, history=None, rnd=0, per_class=None, **extra):
     ctx = SimContext(
-        n_clients=n, k=2, sizes=torch.full((n,), 10), base_local=local_config_class()(lr=0.1, momentum=0.0),
+        n_clients=n, k=2, sizes=torch.full((n,), 10), base_local=LocalConfig(lr=0.1, momentum=0.0),
         val_parts=[torch.arange(3) for _ in range(n)], agg_counts=torch.as_tensor(counts or [0] * n),
         per_class_fn=per_class or (lambda state, idx: T([0.5, 0.5])), round=rnd, **extra,
     )

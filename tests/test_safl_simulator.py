@@ -9,6 +9,7 @@ import math
 import pytest
 import torch
 
+import fedlib.safl.simulator
 import fedlib.train
 from fedlib.core.errors import FedlibError
 from fedlib.experiments.config import RunConfig
@@ -97,7 +98,7 @@ def test_clients_starting_together_train_in_one_engine_call(monkeypatch):
         calls.append((kw["round"], sorted(t.client_id for t in tasks)))
         return real(model, starts, dataset, tasks, **kw)
 
-    monkeypatch.setattr(fedlib.train, "train_clients", spy)
+    monkeypatch.setattr(fedlib.safl.simulator, "train_clients", spy)
     sim = make("fedbuff")
     rows(sim)
     clock = Clock(make_delays("uniform", 8, 4, 0), 3)

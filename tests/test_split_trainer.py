@@ -166,14 +166,14 @@ def test_server_momentum_addons():
     assert w2["n"] == avg["n"]  # buffers from the plain average
     m2 = FedAvgM(0.9, 1.0)
     m2.load_state_dict(m.state_dict())
-    assert torch.equal(m2.velocity["w"], m.velocity["w"])
+    assert torch.equal(m2.momentum.buffer["w"], m.momentum.buffer["w"])
     s = SlowMo(0.7, 1.0)
     s.update(g, avg, ["w"], 0.1)
-    assert torch.allclose(s.u["w"], torch.tensor([5.0, 10.0], dtype=torch.float64))  # Δ / γ
+    assert torch.allclose(s.momentum.buffer["w"], torch.tensor([5.0, 10.0], dtype=torch.float64))  # Δ / γ
     st = s.state_dict()
     s2 = SlowMo(0.7, 1.0)
     s2.load_state_dict(st)
-    assert torch.equal(s2.u["w"], s.u["w"])
+    assert torch.equal(s2.momentum.buffer["w"], s.momentum.buffer["w"])
 
 
 # ------------------------------------------------------------------------------ resume

@@ -56,9 +56,9 @@ def _store(args):
 
 
 def _print_json(obj) -> None:
-    from fedlib.experiments.store import _json_clean
+    from fedlib.core.dataclass_io import json_clean
 
-    print(json.dumps(_json_clean(obj), indent=2, sort_keys=True))
+    print(json.dumps(json_clean(obj), indent=2, sort_keys=True))
 
 
 # ---------------------------------------------------------------------------- commands

@@ -13,8 +13,7 @@ valid ones), out-of-range values, inconsistent combinations (K > N, a cut point 
 an algorithm of another paradigm) and the algorithm's options (checked against the options
 dataclass the algorithm registered). Each problem raises one :class:`~fedlib.core.errors.FedlibError`.
 
-The ``local`` section is :class:`fedlib.train.LocalConfig` (owned by the training engine); until
-that module exists a minimal stand-in with the same role is used.
+The ``local`` section is :class:`fedlib.train.LocalConfig` (owned by the training engine).
 
 :meth:`RunConfig.config_hash` is the sha256 of the canonical JSON of every field (algorithm options
 completed with their defaults) plus the fedlib version: the key of the result store.
@@ -28,13 +27,16 @@ import difflib
 import hashlib
 import json
 import math
-import types
-import typing
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from fedlib.core.dataclass_io import (build_dataclass, coerce_fields, deep_merge, parse_overrides, plain,
+                                      set_path, unknown_key_error)
 from fedlib.core.errors import FedlibError, check, check_choice
+from fedlib.data import DATASETS
+from fedlib.models import MODELS, cut_points
+from fedlib.train import BACKENDS
+from fedlib.train.config import LocalConfig
 
 __all__ = [
     "DataConfig",
@@ -45,8 +47,6 @@ __all__ = [
     "PRESET_DIR",
     "list_presets",
     "load_preset_dict",
-    "local_config_class",
-    "build_dataclass",
 ]
 
 PRESET_DIR = Path(__file__).resolve().parent.parent / "presets"
@@ -114,30 +114,6 @@ class SplitConfig:
 
 
 @dataclass
-class _FallbackLocalConfig:
-    """Stand-in for :class:`fedlib.train.LocalConfig` while that module does not exist."""
-
-    lr: float = 0.1
-    momentum: float = 0.0
-    weight_decay: float = 0.0
-    epochs: int = 2
-    batch_size: int = 50
-
-
-def local_config_class() -> type:
-    """:class:`fedlib.train.LocalConfig` when importable, else a minimal stand-in."""
-    try:
-        from fedlib.train import LocalConfig  # noqa: PLC0415  (lazy: train may import us)
-    except ImportError:
-        return _FallbackLocalConfig
-    return LocalConfig
-
-
-def _default_local():
-    return local_config_class()()
-
-
-@dataclass
 class RunConfig:
     """Everything that determines one run; its hash keys the result store."""
 
@@ -146,7 +122,7 @@ class RunConfig:
     options: dict = field(default_factory=dict)  # validated by the algorithm's options dataclass
     data: DataConfig = field(default_factory=DataConfig)
     model: ModelConfig = field(default_factory=ModelConfig)
-    local: Any = field(default_factory=_default_local)  # fedlib.train.LocalConfig
+    local: LocalConfig = field(default_factory=LocalConfig)
     safl: SAFLConfig = field(default_factory=SAFLConfig)
     split: SplitConfig = field(default_factory=SplitConfig)
     rounds: int = 400
@@ -164,7 +140,7 @@ class RunConfig:
 
         Keyword arguments are merged over ``d`` (section dicts are merged key by key).
         """
-        d = _deep_merge(_plain(d or {}), _plain(kwargs))
+        d = deep_merge(plain(d or {}), plain(kwargs))
         check(isinstance(d, dict), f"a run configuration must be a mapping, got {type(d).__name__}")
         cfg = build_dataclass(cls, d, "")
         return cfg.validate()
@@ -189,8 +165,8 @@ class RunConfig:
         """
         d = self.to_dict()
         explicit = set()
-        for key, value in _parse_overrides(overrides):
-            _set_path(d, key, value)
+        for key, value in parse_overrides(overrides):
+            set_path(d, key, value)
             if key == "options":
                 explicit |= set(value) if isinstance(value, dict) else set()
             elif key.startswith("options."):
@@ -199,8 +175,8 @@ class RunConfig:
 
     def replace(self, **changes) -> "RunConfig":
         """A new validated config with keyword changes merged in (sections as dicts)."""
-        changes = _plain(changes)
-        d = _deep_merge(self.to_dict(), changes)
+        changes = plain(changes)
+        d = deep_merge(self.to_dict(), changes)
         explicit = set(changes.get("options") or {}) if isinstance(changes.get("options"), dict) \
             else set()
         return RunConfig.from_dict(self._carry_options(d, explicit))
@@ -228,7 +204,7 @@ class RunConfig:
     # ---------------------------------------------------------------- views
     def to_dict(self) -> dict:
         """A plain nested dict (JSON/YAML-ready); ``from_dict(to_dict())`` round-trips."""
-        return _plain(self)
+        return plain(self)
 
     def canonical_json(self) -> str:
         """The canonical JSON the hash is computed from (options completed with defaults)."""
@@ -258,17 +234,17 @@ class RunConfig:
         """
         # sections must be the right dataclasses (a bare RunConfig(...) may hold dicts)
         for name, sub in (("data", DataConfig), ("model", ModelConfig), ("safl", SAFLConfig),
-                          ("split", SplitConfig), ("local", local_config_class())):
+                          ("split", SplitConfig), ("local", LocalConfig)):
             val = getattr(self, name)
             if isinstance(val, dict):
                 setattr(self, name, build_dataclass(sub, val, name + "."))
             elif not dataclasses.is_dataclass(val):
                 raise FedlibError(f"section {name!r} must be a mapping, got {type(val).__name__}")
             else:
-                setattr(self, name, build_dataclass(sub, _plain(val), name + "."))
+                setattr(self, name, build_dataclass(sub, plain(val), name + "."))
         top = {f.name: getattr(self, f.name) for f in dataclasses.fields(self)
                if f.name not in ("data", "model", "local", "safl", "split", "options")}
-        for k, v in _coerce_fields(RunConfig, top, "").items():
+        for k, v in coerce_fields(RunConfig, top, "").items():
             setattr(self, k, v)
         check(isinstance(self.options, dict),
               f"options must be a mapping of algorithm options, got {type(self.options).__name__}")
@@ -295,15 +271,11 @@ class RunConfig:
         ok = dev in ("auto", "cpu", "cuda", "mps") or (
             dev.startswith("cuda:") and dev[5:].isdigit())
         check(ok, f"unknown device {dev!r}", "use auto, cpu, cuda, cuda:N or mps")
-        backends = _optional_attr("fedlib.train", "BACKENDS")
-        if backends is not None:
-            check_choice("engine backend", self.backend, {"auto", *backends})
+        check_choice("engine backend", self.backend, {"auto", *BACKENDS})
 
     def _validate_data(self) -> None:
         d = self.data
-        datasets = _optional_attr("fedlib.data", "DATASETS")
-        if datasets is not None:
-            check_choice("dataset", d.dataset, datasets)
+        check_choice("dataset", d.dataset, DATASETS)
         check_choice("partition", d.partition, PARTITIONS)
         need = _PARTITION_DATASETS.get(d.partition)
         check(need is None or d.dataset in need,
@@ -322,30 +294,19 @@ class RunConfig:
                 _at_least(f"data.{key}", getattr(d, key), 1)
 
     def _validate_model(self) -> None:
-        models = _optional_attr("fedlib.models", "MODELS")
-        if models is not None:
-            check_choice("model", self.model.name, models)
+        check_choice("model", self.model.name, MODELS)
         if self.model.cut is not None and self.paradigm == "split":
             valid = _cut_points(self.model.name)
-            if valid is not None and self.model.cut not in valid:
+            if self.model.cut not in valid:
                 raise FedlibError(
                     f"model {self.model.name!r} has no cut point {self.model.cut!r}",
                     f"use one of: {', '.join(valid)} (or model.cut=null for the default)")
 
     def _validate_local(self) -> None:
-        loc = self.local
-        if hasattr(loc, "validate"):  # fedlib.train.LocalConfig validates itself
-            try:
-                loc.validate()
-            except FedlibError as err:
-                raise FedlibError(f"local: {err.problem}", err.fix) from None
-            return
-        for key in ("lr", "weight_decay"):
-            v = getattr(loc, key)
-            check(v >= 0 and math.isfinite(v), f"local.{key} must be >= 0, got {v}")
-        check(0 <= loc.momentum < 1, f"local.momentum must be in [0, 1), got {loc.momentum}")
-        _at_least("local.epochs", loc.epochs, 0)
-        _at_least("local.batch_size", loc.batch_size, 1)
+        try:
+            self.local.validate()
+        except FedlibError as err:
+            raise FedlibError(f"local: {err.problem}", err.fix) from None
 
     def _validate_safl(self) -> None:
         s = self.safl
@@ -382,207 +343,17 @@ class RunConfig:
         self.options = entry.validate_options(self.options)
 
 
-# -------------------------------------------------------------------- dataclass building
-def _hints(cls) -> dict:
-    try:
-        return typing.get_type_hints(cls)
-    except Exception:  # unresolvable annotations: accept any value
-        return {f.name: Any for f in dataclasses.fields(cls)}
-
-
-def build_dataclass(cls, data: dict, prefix: str = ""):
-    """Instantiate dataclass ``cls`` from ``data``: unknown keys and wrong types raise FedlibError.
-
-    Nested dataclass fields are built recursively; ``prefix`` ("safl.") names the location in
-    error messages.
-    """
-    check(isinstance(data, dict),
-          f"{prefix.rstrip('.') or 'config'} must be a mapping, got {type(data).__name__}")
-    names = [f.name for f in dataclasses.fields(cls)]
-    unknown = [k for k in data if k not in names]
-    if unknown:
-        raise _unknown_key_error(prefix, unknown[0], names)
-    hints = _hints(cls)
-    values = {}
-    for f in dataclasses.fields(cls):
-        if f.name not in data:
-            continue
-        v = data[f.name]
-        sub = _dataclass_of(hints.get(f.name, Any), cls, f.name)
-        if sub is not None:
-            values[f.name] = build_dataclass(sub, _plain(v), f"{prefix}{f.name}.")
-        else:
-            values[f.name] = v
-    values = _coerce_fields(cls, values, prefix, hints)
-    try:
-        return cls(**values)
-    except FedlibError:
-        raise
-    except (TypeError, ValueError) as err:
-        raise FedlibError(f"invalid {prefix.rstrip('.') or 'config'}: {err}") from None
-
-
-def _dataclass_of(hint, owner, name):
-    if owner is RunConfig and name == "local":
-        return local_config_class()
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return hint
-    return None
-
-
-def _coerce_fields(cls, values: dict, prefix: str, hints: dict | None = None) -> dict:
-    hints = hints if hints is not None else _hints(cls)
-    return {k: _coerce(v, hints.get(k, Any), f"{prefix}{k}") for k, v in values.items()}
-
-
-def _coerce(value, hint, where: str):
-    """Check ``value`` against a simple annotation, converting int->float and int->str."""
-    if hint is Any or dataclasses.is_dataclass(value):
-        return value
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, types.UnionType):
-        args = typing.get_args(hint)
-        if value is None and type(None) in args:
-            return None
-        errors = []
-        for a in args:
-            if a is type(None):
-                continue
-            try:
-                return _coerce(value, a, where)
-            except FedlibError as err:
-                errors.append(err)
-        names = " or ".join(_type_name(a) for a in args)
-        raise FedlibError(f"{where} must be {names}, got {value!r}")
-    if hint is bool:
-        check(isinstance(value, bool), f"{where} must be true or false, got {value!r}")
-        return value
-    if hint is int:
-        if isinstance(value, float) and value.is_integer():
-            return int(value)
-        check(isinstance(value, int) and not isinstance(value, bool),
-              f"{where} must be an integer, got {value!r}")
-        return value
-    if hint is float:
-        check(isinstance(value, (int, float)) and not isinstance(value, bool),
-              f"{where} must be a number, got {value!r}")
-        return float(value)
-    if hint is str:
-        if isinstance(value, int) and not isinstance(value, bool):
-            return str(value)
-        check(isinstance(value, str), f"{where} must be a string, got {value!r}")
-        return value
-    if hint is dict or origin is dict:
-        check(isinstance(value, dict), f"{where} must be a mapping, got {value!r}")
-        return value
-    if origin in (list, tuple) or hint in (list, tuple):
-        check(isinstance(value, (list, tuple)), f"{where} must be a list, got {value!r}")
-        return type(value)(value) if origin is None else (list if origin is list else tuple)(value)
-    if isinstance(hint, type) and hint.__module__ == "typing":  # exotic typing constructs
-        return value
-    return value
-
-
-def _type_name(t) -> str:
-    return {int: "an integer", float: "a number", str: "a string", bool: "true/false",
-            dict: "a mapping"}.get(t, getattr(t, "__name__", str(t)))
-
-
-def _unknown_key_error(prefix: str, key: str, valid) -> FedlibError:
-    where = prefix.rstrip(".")
-    full = f"{prefix}{key}"
-    close = difflib.get_close_matches(str(key), list(valid), n=1, cutoff=0.5)
-    fix = (f"did you mean {prefix}{close[0]}? " if close else "") + \
-        f"valid keys{' in ' + where if where else ''}: {', '.join(valid)}"
-    return FedlibError(f"unknown config key {full!r}", fix)
-
-
 def _at_least(name: str, value, low) -> None:
     check(value >= low, f"{name} must be >= {low}, got {value}")
 
 
-def _optional_attr(module: str, attr: str):
-    """``module.attr`` if that module exists yet (parallel development), else None."""
-    import importlib
-
-    try:
-        mod = importlib.import_module(module)
-    except ModuleNotFoundError as err:
-        if err.name and (module == err.name or module.startswith(err.name + ".")):
-            return None
-        raise
-    return getattr(mod, attr, None)
-
-
-_CUT_CACHE: dict[str, list | None] = {}
+_CUT_CACHE: dict[str, list] = {}
 
 
 def _cut_points(model: str):
     if model not in _CUT_CACHE:
-        fn = _optional_attr("fedlib.models", "cut_points")
-        _CUT_CACHE[model] = list(fn(model)) if fn is not None else None
+        _CUT_CACHE[model] = list(cut_points(model))
     return _CUT_CACHE[model]
-
-
-# -------------------------------------------------------------------- dict helpers
-def _plain(obj):
-    """Dataclasses -> dicts, tuples -> lists, recursively (a JSON-ready deep copy)."""
-    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return {f.name: _plain(getattr(obj, f.name)) for f in dataclasses.fields(obj)}
-    if isinstance(obj, dict):
-        return {k: _plain(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_plain(v) for v in obj]
-    return obj
-
-
-def _deep_merge(base, over):
-    """``over`` merged into a copy of ``base``; nested dicts merge key by key."""
-    if not isinstance(base, dict) or not isinstance(over, dict):
-        return copy.deepcopy(over)
-    out = copy.deepcopy(base)
-    for k, v in over.items():
-        out[k] = _deep_merge(out[k], v) if isinstance(out.get(k), dict) and isinstance(v, dict) \
-            else copy.deepcopy(v)
-    return out
-
-
-def _parse_overrides(overrides) -> list[tuple[str, Any]]:
-    import yaml
-
-    if overrides is None:
-        return []
-    if isinstance(overrides, dict):
-        return list(overrides.items())
-    if isinstance(overrides, str):
-        overrides = [overrides]
-    pairs = []
-    for item in overrides:
-        check(isinstance(item, str) and "=" in item,
-              f"override {item!r} is not of the form key=value",
-              "write e.g. --set safl.k=20 or --set options.similarity=angle")
-        key, raw = item.split("=", 1)
-        key = key.strip()
-        check(bool(key), f"override {item!r} has an empty key")
-        try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
-        except yaml.YAMLError as err:
-            raise FedlibError(f"cannot parse the value of override {item!r}: {err}") from None
-        pairs.append((key, value))
-    return pairs
-
-
-def _set_path(d: dict, key: str, value) -> None:
-    parts = key.split(".")
-    node = d
-    for i, part in enumerate(parts[:-1]):
-        where = ".".join(parts[: i + 1])
-        if part not in node:
-            raise _unknown_key_error(".".join(parts[:i]) + "." if i else "", part, list(node))
-        check(isinstance(node[part], dict),
-              f"override {key!r}: {where} is a value, not a section")
-        node = node[part]
-    node[parts[-1]] = value
 
 
 # -------------------------------------------------------------------- presets and YAML
@@ -601,7 +372,7 @@ def _load_yaml_file(path: Path, chain: tuple) -> dict:
     if parent is None:
         return raw
     check(isinstance(parent, str), f"extends in {str(path)!r} must be a preset name")
-    return _deep_merge(_preset_dict(parent, chain), raw)
+    return deep_merge(_preset_dict(parent, chain), raw)
 
 
 def _preset_dict(name: str, chain: tuple) -> dict:

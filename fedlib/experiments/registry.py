@@ -1,6 +1,10 @@
-"""Algorithm registry: (paradigm, name) -> trainer factory + options dataclass (docs/CONTRACTS.md).
+"""Algorithm registry: (paradigm, name) -> trainer factory + options dataclass.
 
-Adding an algorithm is one call, usually at the bottom of the module that defines it::
+The paradigm packages list their algorithms as :class:`~fedlib.core.protocols.AlgorithmSpec`s in a
+``CATALOG`` (``fedlib.safl.algorithms``, ``fedlib.split.algorithms``, ``fedlib.experiments.toy``);
+the first time a paradigm is asked for, this module imports its catalog and registers every entry,
+so the algorithms never import the experiment layer. An import error there is a real error and
+propagates. Your own algorithm is one call (e.g. in a notebook)::
 
     @dataclass
     class MyOptions:
@@ -11,11 +15,9 @@ Adding an algorithm is one call, usually at the bottom of the module that define
     register_algorithm("safl", "my-algo", MyTrainer, options=MyOptions,
                        description="one line for `fedlib presets` / docs")
 
-``MyTrainer(cfg)`` receives the validated :class:`~fedlib.experiments.config.RunConfig`; its
-``cfg.options`` is a plain dict completed with MyOptions' defaults (``MyOptions(**cfg.options)``
-rebuilds the dataclass). The module must be imported by the paradigm's ``algorithms`` module
-(``fedlib.safl.algorithms`` / ``fedlib.split.algorithms``), which the registry imports lazily the
-first time a paradigm is asked for; a paradigm whose module does not exist yet is tolerated.
+``MyTrainer(cfg)`` receives the validated :class:`~fedlib.experiments.config.RunConfig` and returns a
+:class:`~fedlib.core.protocols.Trainer`; its ``cfg.options`` is a plain dict completed with
+MyOptions' defaults (``MyOptions(**cfg.options)`` rebuilds the dataclass).
 """
 
 from __future__ import annotations
@@ -23,7 +25,6 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
-import warnings
 from dataclasses import dataclass
 from typing import Callable
 
@@ -31,15 +32,15 @@ from fedlib.core.errors import FedlibError
 
 __all__ = ["AlgorithmEntry", "register_algorithm", "get_algorithm", "algorithms", "paradigms"]
 
-# paradigm -> module whose import registers all of that paradigm's algorithms
-_PARADIGM_MODULES = {
+# paradigm -> module whose CATALOG lists that paradigm's algorithms
+_CATALOGS = {
     "safl": "fedlib.safl.algorithms",
     "split": "fedlib.split.algorithms",
     "toy": "fedlib.experiments.toy",
 }
 
 _REGISTRY: dict[tuple[str, str], "AlgorithmEntry"] = {}
-_LOADED: dict[str, BaseException | None] = {}  # paradigm -> None (ok) or the import error
+_LOADED: set[str] = set()  # paradigms whose catalog is registered
 
 
 @dataclass(frozen=True)
@@ -56,7 +57,7 @@ class AlgorithmEntry:
 
     def validate_options(self, options: dict | None) -> dict:
         """Check ``options`` against the options dataclass; return them completed with defaults."""
-        from fedlib.experiments.config import _plain, build_dataclass
+        from fedlib.core.dataclass_io import build_dataclass, plain
 
         options = dict(options or {})
         if self.options is None:
@@ -81,7 +82,7 @@ class AlgorithmEntry:
         inst = build_dataclass(self.options, options, "options.")
         if hasattr(inst, "validate"):
             inst.validate()
-        return _plain(inst)
+        return plain(inst)
 
 
 def register_algorithm(paradigm: str, name: str, trainer: Callable, options: type | None = None,
@@ -100,66 +101,45 @@ def register_algorithm(paradigm: str, name: str, trainer: Callable, options: typ
     return entry
 
 
-def _load(paradigm: str) -> BaseException | None:
-    """Import the paradigm's algorithms module once; remember a missing module as its error."""
-    if paradigm in _LOADED:
-        return _LOADED[paradigm]
-    module = _PARADIGM_MODULES.get(paradigm)
-    err = None
-    if module is not None:
-        try:
-            importlib.import_module(module)
-        except ModuleNotFoundError as e:
-            # tolerate the paradigm's module (or its package) not existing yet; re-raise a
-            # missing third-party dependency or a bug inside the module
-            if not (e.name and (module == e.name or module.startswith(e.name + "."))):
-                raise
-            err = e
-    _LOADED[paradigm] = err
-    return err
+def _load(paradigm: str) -> None:
+    """Register the paradigm's catalog once (a paradigm without one is only what was registered)."""
+    if paradigm in _LOADED or paradigm not in _CATALOGS:
+        return
+    for spec in importlib.import_module(_CATALOGS[paradigm]).CATALOG:
+        register_algorithm(paradigm, spec.name, spec.trainer, spec.options, spec.description)
+    _LOADED.add(paradigm)
 
 
 def paradigms() -> list[str]:
     """Known paradigms: the built-in ones plus any with a registered algorithm."""
-    return sorted(set(_PARADIGM_MODULES) | {p for p, _ in _REGISTRY})
+    return sorted(set(_CATALOGS) | {p for p, _ in _REGISTRY})
 
 
 def algorithms(paradigm: str | None = None) -> list[AlgorithmEntry]:
     """Registered algorithms (of one paradigm, or all), sorted by (paradigm, name)."""
-    for p in ([paradigm] if paradigm else list(_PARADIGM_MODULES)):
-        if paradigm is None:
-            try:
-                _load(p)
-            except Exception as err:  # listing everything must not die on one broken module
-                warnings.warn(f"cannot load {p} algorithms: {err!r}", stacklevel=2)
-        else:
-            _load(p)
+    for p in ([paradigm] if paradigm else list(_CATALOGS)):
+        _load(p)
     return sorted((e for e in _REGISTRY.values() if paradigm in (None, e.paradigm)),
                   key=lambda e: (e.paradigm, e.name))
 
 
 def get_algorithm(paradigm: str, name: str) -> AlgorithmEntry:
     """The entry for ``paradigm/name``; FedlibError listing the valid names otherwise."""
-    err = _load(paradigm)
+    _load(paradigm)
     entry = _REGISTRY.get((paradigm, name))
     if entry is not None:
         return entry
     names = sorted(n for p, n in _REGISTRY if p == paradigm)
     # the name may belong to another paradigm: say so
-    for other in _PARADIGM_MODULES:
-        if other != paradigm:
-            try:
-                _load(other)
-            except Exception:  # noqa: BLE001 - only used to improve the message
-                continue
+    for other in _CATALOGS:
+        _load(other)
     owners = sorted(p for p, n in _REGISTRY if n == name and p != paradigm)
     if owners:
         raise FedlibError(f"algorithm {name!r} belongs to paradigm {owners[0]!r}, not {paradigm!r}",
                           f"set paradigm={owners[0]} (or pick a {paradigm} algorithm: "
                           f"{', '.join(names) or 'none registered'})")
     if not names:
-        why = f" ({_PARADIGM_MODULES[paradigm]} is not available: {err})" if err else ""
-        raise FedlibError(f"no algorithms are registered for paradigm {paradigm!r}{why}",
+        raise FedlibError(f"no algorithms are registered for paradigm {paradigm!r}",
                           "check the fedlib installation, or register_algorithm() your own")
     close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
     raise FedlibError(f"unknown {paradigm} algorithm {name!r}",

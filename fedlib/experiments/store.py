@@ -35,6 +35,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fedlib.core.dataclass_io import json_clean
 from fedlib.core.errors import FedlibError
 from fedlib.core.utils import atomic_torch_save, atomic_write_bytes, safe_torch_load
 
@@ -75,23 +76,8 @@ def _sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def _json_clean(obj):
-    """NaN/inf -> None, numpy/torch scalars -> Python, tuples -> lists (strict JSON)."""
-    if isinstance(obj, dict):
-        return {str(k): _json_clean(v) for k, v in obj.items()}
-    if isinstance(obj, (list, tuple)):
-        return [_json_clean(v) for v in obj]
-    if hasattr(obj, "item") and callable(obj.item) and getattr(obj, "ndim", 0) == 0:
-        obj = obj.item()
-    if isinstance(obj, float) and not math.isfinite(obj):
-        return None
-    if isinstance(obj, Path):
-        return str(obj)
-    return obj
-
-
 def _json_bytes(obj) -> bytes:
-    return (json.dumps(_json_clean(obj), indent=2, sort_keys=True, allow_nan=False) + "\n").encode()
+    return (json.dumps(json_clean(obj), indent=2, sort_keys=True, allow_nan=False) + "\n").encode()
 
 
 def frame_to_csv(df: pd.DataFrame) -> bytes:

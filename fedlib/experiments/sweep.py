@@ -33,7 +33,8 @@ from pathlib import Path
 import pandas as pd
 
 from fedlib.core.errors import FedlibError, check, check_choice
-from fedlib.experiments.config import RunConfig, _parse_overrides
+from fedlib.core.dataclass_io import parse_overrides
+from fedlib.experiments.config import RunConfig
 from fedlib.experiments.store import ResultStore, csv_to_frame, frame_to_csv
 from fedlib.core.utils import default_threads
 
@@ -62,7 +63,7 @@ def parse_grid(items: list[str]) -> dict:
     for item in items or []:
         check("=" in item, f"grid axis {item!r} is not of the form key=v1,v2,...")
         key, raw = item.split("=", 1)
-        values = [v for _, v in _parse_overrides([f"{key}={part}" for part in raw.split(",")])]
+        values = [v for _, v in parse_overrides([f"{key}={part}" for part in raw.split(",")])]
         check(len(values) >= 1, f"grid axis {key!r} has no values")
         axes[key.strip()] = values
     return axes

@@ -29,10 +29,10 @@ import numpy as np
 import torch
 
 from fedlib.core.errors import FedlibError, check
-from fedlib.experiments.registry import register_algorithm
+from fedlib.core.protocols import AlgorithmSpec
 from fedlib.core.utils import generator
 
-__all__ = ["ToyOptions", "ToyTrainer"]
+__all__ = ["CATALOG", "ToyOptions", "ToyTrainer"]
 
 
 @dataclass
@@ -158,5 +158,5 @@ class ToyTrainer:
         return {"clients_seen": int((self.counts > 0).sum())}
 
 
-register_algorithm("toy", "fedavg", ToyTrainer, options=ToyOptions,
-                   description="example: FedAvg of logistic regression on synthetic data (seconds)")
+CATALOG = [AlgorithmSpec("fedavg", ToyTrainer, ToyOptions,
+                         "example: FedAvg of logistic regression on synthetic data (seconds)")]

@@ -21,7 +21,8 @@ Modules (import them directly; this package imports nothing heavy):
 ``fedlib.safl.fedqs``
     FedQS-Avg / FedQS-SGD (written against the same contract).
 ``fedlib.safl.algorithms``
-    registers all of them with ``fedlib.experiments.registry`` (``paradigm="safl"``) and builds
+    lists all of them in ``CATALOG`` (registered by ``fedlib.experiments.registry`` as
+    ``paradigm="safl"``) and builds
     dataset, partition, model, delays, strategy and simulator from a ``RunConfig``.
 ``fedlib.safl.cli``
     ``fedlib safl schedule --delays official-100 --clients 100 --k 10 --rounds 400 --json``.

@@ -1,6 +1,8 @@
-"""Registers every SAFL algorithm with the experiment registry (``paradigm="safl"``).
+"""Every SAFL algorithm as an :class:`~fedlib.core.protocols.AlgorithmSpec` (``CATALOG``).
 
-``fedlib.experiments.registry`` imports this module lazily. Each algorithm is one
+The experiment layer (``fedlib.experiments.registry``) registers ``CATALOG`` under ``paradigm="safl"``
+the first time the paradigm is asked for; this package imports nothing above ``fedlib.train``. Each
+algorithm is one
 :class:`~fedlib.safl.strategy.Strategy` class; its trainer factory builds, from a validated
 :class:`~fedlib.experiments.config.RunConfig`:
 
@@ -17,26 +19,26 @@
 * the delays (``fedlib.safl.delays.make_delays(safl.delays, N, safl.ratio, seed)``), the
   strategy (``cfg.options``) and the :class:`~fedlib.safl.simulator.SAFLSimulator`.
 
-FedQS itself (``fedqs-avg``, ``fedqs-sgd``) lives in :mod:`fedlib.safl.fedqs`; it is imported
-here lazily, so a missing or broken FedQS module does not hide the baselines.
+FedQS itself (``fedqs-avg``, ``fedqs-sgd``) lives in :mod:`fedlib.safl.fedqs`, the baselines in
+:mod:`fedlib.safl.baselines`.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import warnings
 
 import torch
 
 from fedlib.core.errors import FedlibError, check
-from fedlib.experiments.registry import register_algorithm
+from fedlib.core.protocols import AlgorithmSpec
 from fedlib.safl.baselines import BASELINES
+from fedlib.safl.fedqs import STRATEGIES as FEDQS
 from fedlib.safl.delays import make_delays
 from fedlib.safl.simulator import SAFLSimulator
 from fedlib.safl.strategy import NoOptions, Strategy, make_options
 from fedlib.core.utils import derive_seed, generator, resolve_device
 
-__all__ = ["build_simulator", "prepare_task", "strategy_factory"]
+__all__ = ["CATALOG", "build_simulator", "prepare_task", "strategy_factory"]
 
 
 def prepare_task(cfg):
@@ -132,25 +134,5 @@ def _summary(cls) -> str:
     return " ".join(doc.split())[:160]
 
 
-for _name, _cls in BASELINES.items():
-    register_algorithm("safl", _name, strategy_factory(_cls), options=_options_of(_cls),
-                       description=f"[{_cls.aggregation}] {_summary(_cls)}")
-
-
-def _register_fedqs() -> None:
-    try:
-        from fedlib.safl import fedqs  # noqa: PLC0415
-    except ImportError as err:  # the FedQS module is written separately; baselines stay usable
-        if getattr(err, "name", None) not in (None, "fedlib.safl.fedqs"):
-            warnings.warn(f"fedlib.safl.fedqs could not be imported: {err!r}", stacklevel=2)
-        return
-    strategies = getattr(fedqs, "STRATEGIES", None)
-    if strategies is None:
-        strategies = {c.name: c for c in (getattr(fedqs, "FedQSAvg", None), getattr(fedqs, "FedQSSGD", None))
-                      if c is not None}
-    for name, cls in strategies.items():
-        register_algorithm("safl", name, strategy_factory(cls), options=_options_of(cls),
-                           description=f"[{cls.aggregation}] {_summary(cls)}")
-
-
-_register_fedqs()
+CATALOG = [AlgorithmSpec(name, strategy_factory(cls), _options_of(cls), f"[{cls.aggregation}] {_summary(cls)}")
+           for name, cls in {**BASELINES, **FEDQS}.items()]

@@ -25,6 +25,7 @@ from typing import Sequence
 import torch
 
 from fedlib.core.errors import check, check_choice
+from fedlib.core.server_opt import ServerAdam
 from fedlib.safl.strategy import (
     NoOptions,
     SimContext,
@@ -547,42 +548,6 @@ class WKAFL(Strategy):
         return apply_delta(global_state, deltas, w, lr=self.options.server_lr)
 
 
-class _AdamServer:
-    """Server-side Adam/AMSGrad moments over the parameters (FADAS, FedAC)."""
-
-    def __init__(self):
-        self.m: State | None = None
-        self.v: State | None = None
-        self.vmax: State | None = None
-
-    def step(self, mean: State, keys, beta1, beta2, amsgrad=False, nesterov=False, eps=1e-8) -> State:
-        """The normalised step m/(√v̂ + ε) for ``keys`` (float64)."""
-        if self.m is None:
-            self.m = {k: torch.zeros_like(mean[k]) for k in keys}
-            self.v = {k: torch.zeros_like(mean[k]) for k in keys}
-            self.vmax = {k: torch.zeros_like(mean[k]) for k in keys}
-        out = {}
-        for k in keys:
-            d = mean[k]
-            self.m[k] = beta1 * self.m[k] + (1 - beta1) * d
-            self.v[k] = beta2 * self.v[k] + (1 - beta2) * d * d
-            self.vmax[k] = torch.maximum(self.vmax[k], self.v[k])
-            denom = (self.vmax[k] if amsgrad else self.v[k]).sqrt() + eps
-            num = beta1 * self.m[k] + (1 - beta1) * d if nesterov else self.m[k]
-            out[k] = num / denom
-        return out
-
-    def state_dict(self):
-        if self.m is None:
-            return {}
-        return {"m": _states_tensor_dict(self.m), "v": _states_tensor_dict(self.v),
-                "vmax": _states_tensor_dict(self.vmax)}
-
-    def load_state_dict(self, d):
-        if d:
-            self.m, self.v, self.vmax = (_states_tensor_dict(d[x]) for x in ("m", "v", "vmax"))
-
-
 class FedAC(Strategy):
     """FedAC (Zang et al., "Efficient asynchronous federated learning with prospective momentum
     aggregation and fine-grained correction", AAAI 2024): temporal-gradient client weights and an
@@ -627,7 +592,7 @@ class FedAC(Strategy):
 
     def __init__(self, options=None):
         super().__init__(options)
-        self.adam = _AdamServer()
+        self.adam = ServerAdam()
 
     def weights(self, global_state, updates, ctx) -> torch.Tensor:
         keys = param_keys(global_state, ctx)
@@ -727,7 +692,7 @@ class FADAS(Strategy):
 
     def __init__(self, options=None):
         super().__init__(options)
-        self.adam = _AdamServer()
+        self.adam = ServerAdam()
 
     def lr(self, updates) -> float:
         tmax = max(u.staleness for u in updates)

@@ -953,9 +953,9 @@ class FedQS(Strategy):
 
 def _local_config(base, lr: float, momentum: float):
     if base is None:
-        from fedlib.experiments.config import local_config_class  # noqa: PLC0415
+        from fedlib.train.config import LocalConfig  # noqa: PLC0415
 
-        base = local_config_class()()
+        base = LocalConfig()
     return dataclasses.replace(base, lr=lr, momentum=momentum)
 
 

@@ -74,6 +74,7 @@ from fedlib.core.errors import FedlibError, check, check_choice
 from fedlib.safl.schedule import Clock, Scenario, Training, buffer_keeps_up
 from fedlib.safl.strategy import SimContext, Strategy, Update, clone_state
 from fedlib.core.utils import generator
+from fedlib.train import ClientTask, train_clients
 
 __all__ = ["SAFLSimulator", "MODES", "evaluate_state", "BufferBacklogWarning"]
 
@@ -84,16 +85,6 @@ STATE_FORMAT = 1
 class BufferBacklogWarning(UserWarning):
     """The SAFL buffer cannot keep up: clients upload more than K updates per tick and the
     backlog grows (see the module docstring and ``fedlib.safl.schedule.buffer_keeps_up``)."""
-
-
-def _engine():
-    """(train_clients, ClientTask, LocalConfig) from fedlib.train (its submodules as fallback)."""
-    try:
-        from fedlib.train import ClientTask, LocalConfig, train_clients  # noqa: PLC0415
-    except ImportError:
-        from fedlib.train.config import ClientTask, LocalConfig  # noqa: PLC0415
-        from fedlib.train.engine import train_clients  # noqa: PLC0415
-    return train_clients, ClientTask, LocalConfig
 
 
 def evaluate_state(model: nn.Module, state: dict, dataset, indices=None, train: bool = False,
@@ -284,7 +275,6 @@ class SAFLSimulator:
     # ------------------------------------------------------------------ training
     def _train(self, trainings: list[Training], tick: int, start_tick: int, upload_ticks=None) -> None:
         """strategy.start for each training, then one engine call from the current global."""
-        train_clients, ClientTask, _ = _engine()
         tasks, meta = [], []
         t0 = time.perf_counter()
         for tr in trainings:

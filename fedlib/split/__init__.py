@@ -7,7 +7,8 @@
 - :mod:`fedlib.split.splitpath` — the explicit split path (client parts + server surrogates
   exchanging smashed data), the reference for the identity tests and the SFLV2 implementation.
 - :mod:`fedlib.split.sfl` — the :class:`SplitTrainer` the runner drives (Trainer protocol).
-- :mod:`fedlib.split.algorithms` — registers every ``split`` algorithm (import-time).
+- :mod:`fedlib.split.algorithms` — ``CATALOG``: every ``split`` algorithm (registered by
+  ``fedlib.experiments.registry``).
 """
 
 from fedlib.split.smofi import SMoFiHook, SMoFiOptions, fuse_momentum, staleness_weight

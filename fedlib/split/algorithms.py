@@ -1,4 +1,5 @@
-"""Registers every split-FL algorithm (``paradigm: split``) at import time (spec §3).
+"""Every split-FL algorithm (``paradigm: split``) as an :class:`~fedlib.core.protocols.AlgorithmSpec`
+(``CATALOG``, registered by ``fedlib.experiments.registry``; spec §3).
 
 Names: a base method, optionally ``+`` an add-on — ``fedavg``, ``fedprox``, ``fednar`` each alone
 or with ``+smofi``, ``+fedavgm``, ``+slowmo`` — plus ``fednag``, and the aliases ``sflv1``
@@ -9,11 +10,11 @@ holds the base's and the add-on's options (:func:`fedlib.split.methods.options_c
 
 from __future__ import annotations
 
-from fedlib.experiments.registry import register_algorithm
+from fedlib.core.protocols import AlgorithmSpec
 from fedlib.split.methods import ADDONS, options_class, parse_method
 from fedlib.split.sfl import SplitTrainer
 
-__all__ = ["NAMES"]
+__all__ = ["CATALOG", "NAMES"]
 
 _DESCRIPTIONS = {
     "fedavg": "FedAvg on split FL (SFLV1 by default: per-client server surrogates)",
@@ -33,9 +34,12 @@ for _base in ("fedavg", "fedprox", "fednar"):
     NAMES.extend(f"{_base}+{_addon}" for _addon in ADDONS)
 NAMES += ["fednag", "sflv1", "sflv2", "smofi", "fedavgm", "slowmo"]
 
-for _name in NAMES:
-    _b, _a = parse_method(_name)
-    _desc = _DESCRIPTIONS.get(_name) or " + ".join(
-        _DESCRIPTIONS[p].split(" (")[0] if p == _b else _DESCRIPTIONS[p] for p in (_b, _a) if p)
-    register_algorithm("split", _name, SplitTrainer, options=options_class(_b, _a),
-                       description=_desc)
+
+
+def _description(name: str) -> str:
+    base, addon = parse_method(name)
+    return _DESCRIPTIONS.get(name) or " + ".join(
+        _DESCRIPTIONS[p].split(" (")[0] if p == base else _DESCRIPTIONS[p] for p in (base, addon) if p)
+
+
+CATALOG = [AlgorithmSpec(name, SplitTrainer, options_class(*parse_method(name)), _description(name)) for name in NAMES]

@@ -39,6 +39,7 @@ import torch
 from torch import Tensor
 
 from fedlib.core.errors import FedlibError, check
+from fedlib.core.server_opt import ServerMomentum
 from fedlib.split.smofi import SMoFiOptions
 
 from fedlib.core.state import State  # noqa: E402
@@ -236,25 +237,22 @@ class FedAvgM(ServerAddon):
     name = "fedavgm"
 
     def __init__(self, server_momentum: float = 0.9, server_lr: float = 1.0):
-        self.beta = float(server_momentum)
         self.lr = float(server_lr)
-        self.velocity: State = {}
+        self.momentum = ServerMomentum(server_momentum)
 
     def update(self, global_state, averaged, trainable, lr):
         out = dict(averaged)
         for k in trainable:
             g = global_state[k]
-            delta = g.to(torch.float64) - averaged[k].to(torch.float64)
-            v = delta if k not in self.velocity else self.beta * self.velocity[k] + delta
-            self.velocity[k] = v
+            v = self.momentum.step(k, g.to(torch.float64) - averaged[k].to(torch.float64))
             out[k] = (g.to(torch.float64) - self.lr * v).to(g.dtype)
         return out
 
     def state_dict(self):
-        return {"velocity": {k: v.clone() for k, v in self.velocity.items()}}
+        return {"velocity": self.momentum.state_dict()["buffer"]}
 
     def load_state_dict(self, state):
-        self.velocity = {k: v.clone() for k, v in state.get("velocity", {}).items()}
+        self.momentum.load_state_dict({"buffer": state.get("velocity", {})})
 
 
 class SlowMo(ServerAddon):
@@ -269,26 +267,23 @@ class SlowMo(ServerAddon):
     name = "slowmo"
 
     def __init__(self, slow_momentum: float = 0.7, slow_lr: float = 1.0):
-        self.beta = float(slow_momentum)
         self.alpha = float(slow_lr)
-        self.u: State = {}
+        self.momentum = ServerMomentum(slow_momentum)
 
     def update(self, global_state, averaged, trainable, lr):
         check(lr > 0, f"SlowMo needs a positive base lr, got {lr}")
         out = dict(averaged)
         for k in trainable:
             g = global_state[k]
-            d = (g.to(torch.float64) - averaged[k].to(torch.float64)) / lr
-            u = d if k not in self.u else self.beta * self.u[k] + d
-            self.u[k] = u
+            u = self.momentum.step(k, (g.to(torch.float64) - averaged[k].to(torch.float64)) / lr)
             out[k] = (g.to(torch.float64) - self.alpha * lr * u).to(g.dtype)
         return out
 
     def state_dict(self):
-        return {"u": {k: v.clone() for k, v in self.u.items()}}
+        return {"u": self.momentum.state_dict()["buffer"]}
 
     def load_state_dict(self, state):
-        self.u = {k: v.clone() for k, v in state.get("u", {}).items()}
+        self.momentum.load_state_dict({"buffer": state.get("u", {})})
 
 
 def make_addon(addon: str | None, options) -> ServerAddon:

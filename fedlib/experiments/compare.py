@@ -1,4 +1,5 @@
-"""Convergence speed-up of a split-FL run against a named baseline run (SMoFi spec §4).
+"""Convergence speed-up of a split-FL run against a named baseline run (SMoFi spec §4), and
+``fedlib split compare --preset smofi-cifar10-cpu --baseline sflv1-cifar10-cpu [--set k=v] [--targets ..]``.
 
 Speed-up = rounds the baseline needs to reach a target accuracy / rounds the method needs
 [D: target = the best accuracy the baseline reaches within its budget; other targets on request].
@@ -11,6 +12,7 @@ The metrics themselves are :func:`fedlib.experiments.metrics.rounds_to_target` a
 
 from __future__ import annotations
 
+import json
 import math
 from typing import Mapping, Sequence
 
@@ -18,7 +20,7 @@ import pandas as pd
 
 from fedlib.experiments import metrics
 
-__all__ = ["speedup_summary", "comparison_table", "compare_presets"]
+__all__ = ["speedup_summary", "comparison_table", "compare_presets", "register", "cmd_compare"]
 
 
 def _history(r):
@@ -79,10 +81,11 @@ def compare_presets(method: str, baseline: str, overrides=None, store=None,
     ``options.*`` overrides (algorithm options) apply to the method only: the baseline keeps its
     own algorithm and options; every other override (scale, seed, data, local) applies to both.
     """
-    from fedlib.experiments.config import RunConfig, _parse_overrides
+    from fedlib.core.dataclass_io import parse_overrides
+    from fedlib.experiments.config import RunConfig
     from fedlib.experiments.runner import run
 
-    pairs = _parse_overrides(overrides)
+    pairs = parse_overrides(overrides)
     shared = {k: v for k, v in pairs if not k.startswith("options.")}
     cm = RunConfig.from_preset(method, dict(pairs) or None)
     cb = RunConfig.from_preset(baseline, shared or None)
@@ -92,3 +95,30 @@ def compare_presets(method: str, baseline: str, overrides=None, store=None,
     out.update(speedup_summary(rm.history, rb.history, baseline, targets))
     out["baseline_config_hash"] = rb.config_hash
     return out
+
+
+# ---------------------------------------------------------------- command line
+def cmd_compare(args) -> int:
+    from fedlib.core.dataclass_io import json_clean
+    from fedlib.experiments.store import ResultStore
+
+    out = compare_presets(args.preset, args.baseline, args.overrides, ResultStore(args.results),
+                          args.targets, progress=not args.quiet)
+    print(json.dumps(json_clean(out), indent=2, sort_keys=True))
+    return 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("split", help="split-FL tools (SMoFi): compare a run to a baseline")
+    sub = p.add_subparsers(dest="split_command", metavar="ACTION", required=True)
+    c = sub.add_parser("compare", help="summary + rounds-to-target and speed-up vs a baseline preset")
+    c.add_argument("--preset", required=True, metavar="NAME", help="the method's preset")
+    c.add_argument("--baseline", required=True, metavar="NAME", help="the baseline's preset")
+    c.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",
+                   help="override applied to both runs (options.* to the method only), e.g. --set rounds=20")
+    c.add_argument("--targets", nargs="*", type=float, default=None, metavar="ACC",
+                   help="extra target accuracies (fractions) besides the baseline's best")
+    c.add_argument("--results", metavar="DIR", default=None,
+                   help="result store folder (default $FEDLIB_RESULTS or ./results)")
+    c.add_argument("--quiet", action="store_true", help="no progress bars")
+    c.set_defaults(func=cmd_compare)
