@@ -2,7 +2,7 @@
 
     fedlib run --preset toy-smoke --set rounds=50 --set local.lr=0.2 [--results DIR]
     fedlib sweep --preset toy-smoke --seeds 0 1 2 --grid safl.k=2,4 --backend local|ray
-    fedlib results list | show HASH | rm HASH... | rm --all
+    fedlib results list | show HASH | rm HASH... | rm --all | rehash [--dry-run]
     fedlib presets
 """
 
@@ -117,6 +117,18 @@ def cmd_results(args) -> int:
         check(len(args.hashes) == 1, "results show takes exactly one HASH (prefix)")
         _print_json(store.show(args.hashes[0]))
         return 0
+    if args.action == "rehash":
+        from fedlib.experiments.rehash import rehash_store
+
+        table = rehash_store(store, dry_run=args.dry_run)
+        if args.json:
+            _print_json(table.to_dict(orient="records"))
+        else:
+            counts = table["action"].str.split(":").str[0].value_counts().to_dict() if len(table) else {}
+            print(table.to_string(index=False) if len(table) else f"(no results in {store.root})")
+            print(("would move" if args.dry_run else "moved") + f" {counts.get('moved', 0)}; "
+                  f"current {counts.get('current', 0)}; kept {counts.get('kept', 0)}")
+        return 0
     # rm
     check(bool(args.hashes) != bool(args.all), "results rm takes HASH prefix(es) or --all",
           "e.g. fedlib results rm 3fa2c1 or fedlib results rm --all")
@@ -170,9 +182,11 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_sweep)
 
     p = subparsers.add_parser("results", help="inspect and prune the result store")
-    p.add_argument("action", choices=("list", "show", "rm"))
+    p.add_argument("action", choices=("list", "show", "rm", "rehash"),
+                   help="rehash: move stored runs to the current config-hash scheme (after an upgrade)")
     p.add_argument("hashes", nargs="*", metavar="HASH", help="hash prefix(es)")
     p.add_argument("--all", action="store_true", help="with rm: remove every result")
+    p.add_argument("--dry-run", action="store_true", help="with rehash: only say what would move")
     p.add_argument("--results", metavar="DIR", default=None,
                    help="result store folder (default $FEDLIB_RESULTS or ./results)")
     p.add_argument("--json", action="store_true", help="machine-readable output")

@@ -16,7 +16,8 @@ dataclass the algorithm registered). Each problem raises one :class:`~fedlib.cor
 The ``local`` section is :class:`fedlib.train.LocalConfig` (owned by the training engine).
 
 :meth:`RunConfig.config_hash` is the sha256 of the canonical JSON of every field (algorithm options
-completed with their defaults) plus the fedlib version: the key of the result store.
+completed with their defaults) except the other paradigm's section (``safl`` / ``split``), plus the
+fedlib version: the key of the result store.
 """
 
 from __future__ import annotations
@@ -60,6 +61,8 @@ UPLOADS = ("snapshot", "overwrite")
 SCENARIOS = ("none", "speed-change", "random-time", "dropout")
 FRAMEWORKS = ("sflv1", "sflv2")
 PROFILES = ("smoke", "cpu", "paper", "custom")
+# sections that belong to one paradigm (the hash covers a run's own one plus the shared sections)
+PARADIGM_SECTIONS = ("safl", "split")
 # partitions that only make sense for one dataset
 _PARTITION_DATASETS = {"sex": ("adult", "adult_onehot"), "race": ("adult", "adult_onehot"),
                        "role": ("shakespeare",)}
@@ -206,11 +209,24 @@ class RunConfig:
         """A plain nested dict (JSON/YAML-ready); ``from_dict(to_dict())`` round-trips."""
         return plain(self)
 
+    def hashed_dict(self) -> dict:
+        """The validated config without the sections of the *other* paradigms: what the hash covers.
+
+        A SAFL run does not read ``split`` (nor a split run ``safl``), so a default changed there must
+        not discard its stored results [D, issue 13; before fedlib 0.1.0's store migration every
+        section was hashed — ``fedlib results rehash`` re-keys such a store].
+        """
+        d = self.validated().to_dict()
+        for section in PARADIGM_SECTIONS:
+            if section != self.paradigm:
+                d.pop(section, None)
+        return d
+
     def canonical_json(self) -> str:
         """The canonical JSON the hash is computed from (options completed with defaults)."""
         from fedlib import __version__
 
-        payload = {"fedlib": __version__, "config": self.validated().to_dict()}
+        payload = {"fedlib": __version__, "config": self.hashed_dict()}
         return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
     def config_hash(self) -> str:
