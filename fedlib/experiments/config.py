@@ -1,4 +1,4 @@
-"""Typed run configuration: one :class:`RunConfig` per run (docs/CONTRACTS.md, issue 4).
+"""Typed run configuration: one :class:`RunConfig` per run (docs/ARCHITECTURE.md, issue 4).
 
 A preset, a YAML file, a dict or keyword arguments and ``--set section.key=value`` overrides all
 build the same nested dataclass::

@@ -5,7 +5,7 @@
     result.clients      # DataFrame of per-client rows (may be empty)
     result.summary      # metrics (fedlib.experiments.metrics.summarize) + trainer extras + provenance
 
-What happens (docs/CONTRACTS.md "Runner"):
+What happens (docs/ARCHITECTURE.md, "The data path of one run"):
 
 1. The config is validated; its hash addresses the result store.
 2. A finished, intact result is returned from the store without running anything.
