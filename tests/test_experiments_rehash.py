@@ -20,6 +20,7 @@ def toy():
 
 
 def test_hash_ignores_the_other_paradigms_section():
+    assert toy().with_overrides(["split.clients=7"]).config_hash() != toy().config_hash()  # toy hashes all
     cfg = small_safl()
     assert cfg.with_overrides(["split.clients=7"]).config_hash() == cfg.config_hash()
     assert cfg.with_overrides(["safl.k=4"]).config_hash() != cfg.config_hash()
@@ -42,7 +43,7 @@ def test_rehash_moves_an_old_scheme_result_to_its_new_hash(tmp_path, capsys):
     from fedlib import __version__
 
     store = ResultStore(tmp_path)
-    cfg = toy()
+    cfg = small_safl()
     first = run(cfg, store=store, progress=False)
     legacy = legacy_config_hash(cfg.to_dict(), __version__)
     _move(store, cfg.config_hash(), legacy)  # the layout an old fedlib wrote

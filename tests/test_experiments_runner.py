@@ -275,3 +275,12 @@ def test_default_store_root_from_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("FEDLIB_RESULTS", str(tmp_path / "env-root"))
     res = run(cfg_("rounds=2"), progress=False)
     assert res.path.parent == tmp_path / "env-root"
+
+
+def test_a_factory_returning_no_trainer_is_named(tmp_path):
+    class Half:  # run_round only: not a fedlib.core.protocols.Trainer
+        def run_round(self):
+            return {"round": 1}
+
+    with pytest.raises(TypeError, match=r"lacks the Trainer method\(s\) state_dict, load_state_dict, summary"):
+        run(cfg_("rounds=1"), store=tmp_path, progress=False, trainer=lambda cfg: Half())

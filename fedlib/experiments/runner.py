@@ -31,6 +31,7 @@ import pandas as pd
 import torch
 
 from fedlib.core.errors import FedlibError
+from fedlib.core.protocols import check_trainer
 from fedlib.experiments import metrics
 from fedlib.experiments.config import RunConfig
 from fedlib.experiments.store import ResultStore, RunResult
@@ -60,12 +61,14 @@ def build_trainer(cfg: RunConfig, trainer=None):
     """The trainer for ``cfg``: ``trainer`` itself if it is one, ``trainer(cfg)`` if it is a
     factory, else the registered factory of ``cfg.paradigm/cfg.algorithm``."""
     if trainer is not None and hasattr(trainer, "run_round"):
-        return trainer
+        return check_trainer(trainer, "the trainer passed to run()")
+    where = "the trainer factory passed to run()"
     if trainer is None:
         from fedlib.experiments.registry import get_algorithm
 
         trainer = get_algorithm(cfg.paradigm, cfg.algorithm).trainer
-    return trainer(cfg)
+        where = f"the factory of {cfg.paradigm}/{cfg.algorithm}"
+    return check_trainer(trainer(cfg), where)
 
 
 # ---------------------------------------------------------------------------- RNG states
@@ -217,7 +220,7 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
 
     hist_df = pd.DataFrame(history)
     summary = metrics.summarize(hist_df)
-    extra = tr.summary() if hasattr(tr, "summary") else {}
+    extra = tr.summary()
     summary.update({k: _scalar(v) for k, v in (extra or {}).items()})
     from fedlib import __version__
 
