@@ -28,6 +28,7 @@ import difflib
 import hashlib
 import json
 import math
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -46,6 +47,7 @@ __all__ = [
     "SplitConfig",
     "RunConfig",
     "PRESET_DIR",
+    "TASKS",
     "list_presets",
     "load_preset_dict",
 ]
@@ -157,7 +159,8 @@ class RunConfig:
 
     @classmethod
     def from_preset(cls, name: str, overrides=None) -> "RunConfig":
-        """Load ``fedlib/presets/<name>.yaml`` (may ``extends: other``), then apply ``overrides``."""
+        """Load preset ``name`` (a file in fedlib/presets/ or a composed ``<algorithm>-<task>[-<profile>]``,
+        fedlib/presets/README.md), then apply ``overrides``."""
         d = load_preset_dict(name)
         return cls.from_dict(d).with_overrides(overrides) if overrides else cls.from_dict(d)
 
@@ -373,6 +376,28 @@ def _cut_points(model: str):
 
 
 # -------------------------------------------------------------------- presets and YAML
+# Composed presets (fedlib/presets/README.md): a name ``<algorithm>-<task>[-<profile>]`` without a
+# file of its own is the task's base preset with ``algorithm`` set, then the profile's overlay file
+# ``presets/profiles/<paradigm>-<task>-<profile>.yaml`` merged on top. A ``+`` in an algorithm's
+# name is written ``-`` (``fedprox-slowmo-cifar10``). Per paradigm, task -> (base preset, what
+# composed descriptions call it); paradigms are tried in this order, so ``fedavg-cifar10`` is SAFL
+# FedAvg (split FedAvg on CIFAR-10 is ``sflv1-cifar10``).
+TASKS = {
+    "safl": {
+        "adult-gender": ("fedqs-base-adult-gender", "UCI Adult split by gender (sex), FCN"),
+        "adult-ethnicity": ("fedqs-base-adult-ethnicity",
+                            "UCI Adult split by ethnicity (race), FCN"),
+        "cifar10": ("fedqs-base-cifar10", "CIFAR-10, Dirichlet x=0.5 over 100 clients, ResNet-18"),
+        "shakespeare": ("fedqs-base-shakespeare",
+                        "Shakespeare next-character, one speaking role per client, LSTM"),
+    },
+    "split": {
+        "cifar10": ("sflv1-cifar10", "split CIFAR-10, Dir(0.1), 20 clients / 10 per round, "
+                                     "ResNet-18 cut after layer1 (SMoFi spec §4)"),
+    },
+}
+
+
 def _load_yaml_file(path: Path, chain: tuple) -> dict:
     import yaml
 
@@ -392,15 +417,72 @@ def _load_yaml_file(path: Path, chain: tuple) -> dict:
 
 
 def _preset_dict(name: str, chain: tuple) -> dict:
+    """A preset file's dict if ``name.yaml`` exists, else the composed preset ``name``."""
     check(name not in chain, f"presets extend each other in a cycle: {' -> '.join(chain + (name,))}")
     path = PRESET_DIR / f"{name}.yaml"
-    if not path.is_file():
-        names = list_presets()
-        close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
-        raise FedlibError(f"unknown preset {name!r}",
-                          (f"did you mean {close[0]}? " if close else "")
-                          + f"available presets: {', '.join(names) or '(none)'}")
-    return _load_yaml_file(path, chain + (name,))
+    if path.is_file():
+        return _load_yaml_file(path, chain + (name,))
+    composed = _composed().get(name)
+    if composed is None:
+        raise _unknown_preset(name)
+    paradigm, algorithm, task, profile = composed
+    if profile:  # <algorithm>-<task> (a file or composed), then the profile's overlay
+        stem = name[: -len(profile) - 1]
+        return deep_merge(_preset_dict(stem, chain + (name,)),
+                          _load_yaml_file(_overlays()[paradigm, task, profile], chain))
+    base = TASKS[paradigm][task][0]
+    return deep_merge(_preset_dict(base, chain + (name,)), {"algorithm": algorithm})
+
+
+def _overlays() -> dict:
+    """(paradigm, task, profile) -> overlay file, for each file in presets/profiles/."""
+    out = {}
+    for path in sorted((PRESET_DIR / "profiles").glob("*.yaml")):
+        paradigm, _, rest = path.stem.partition("-")
+        task, _, profile = rest.rpartition("-")
+        out[paradigm, task, profile] = path
+    return out
+
+
+def _composed() -> dict:
+    """Every composed name -> (paradigm, algorithm, task, profile or None).
+
+    Every registered algorithm of a paradigm with every task of that paradigm whose base preset
+    exists, alone and with each of that task's profile overlays. A name an earlier paradigm already
+    composed keeps that paradigm, profiles included.
+    """
+    from fedlib.experiments.registry import algorithms
+
+    overlays = _overlays()
+    out: dict = {}
+    for paradigm, tasks in TASKS.items():
+        for task, (base, _) in tasks.items():
+            if not (PRESET_DIR / f"{base}.yaml").is_file():
+                continue
+            profiles = [p for (pa, t, p) in overlays if (pa, t) == (paradigm, task)]
+            for entry in algorithms(paradigm):
+                stem = f"{entry.name.replace('+', '-')}-{task}"
+                if stem in out and out[stem][0] != paradigm:
+                    continue  # an earlier paradigm's name (fedavg-cifar10 is SAFL's)
+                out[stem] = (paradigm, entry.name, task, None)
+                for profile in profiles:
+                    out[f"{stem}-{profile}"] = (paradigm, entry.name, task, profile)
+    return out
+
+
+def _unknown_preset(name: str) -> FedlibError:
+    names = list_presets()
+    stem, _, profile = name.rpartition("-")
+    overlays = _overlays()
+    if stem in names and profile in {p for (_, _, p) in overlays}:
+        have = ", ".join(f"{pa}-{t}-{p}" for (pa, t, p) in overlays)
+        return FedlibError(f"unknown preset {name!r}: preset {stem!r} has no {profile!r} profile",
+                           f"the profile overlays in fedlib/presets/profiles/ are {have}; "
+                           f"or start from {stem} and --set the keys you need")
+    close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
+    return FedlibError(f"unknown preset {name!r}",
+                       (f"did you mean {close[0]}? " if close else "")
+                       + f"available presets: {', '.join(names) or '(none)'}")
 
 
 def load_preset_dict(name: str) -> dict:
@@ -409,16 +491,38 @@ def load_preset_dict(name: str) -> dict:
 
 
 def list_presets() -> list[str]:
-    """Names of the presets shipped in fedlib/presets/."""
-    return sorted(p.stem for p in PRESET_DIR.glob("*.yaml"))
+    """Every preset name (``fedlib presets``): the files in fedlib/presets/ and every composed name."""
+    return sorted({p.stem for p in PRESET_DIR.glob("*.yaml")} | set(_composed()))
 
 
 def preset_description(name: str) -> str:
-    """The ``description:`` line of a preset file ("" if none)."""
+    """One line for ``fedlib presets``: a file's ``description:``, else composed ("" if unknown)."""
     import yaml
 
-    try:
-        raw = yaml.safe_load((PRESET_DIR / f"{name}.yaml").read_text()) or {}
-    except Exception as err:  # a broken preset is still listed
-        return f"(unreadable: {err})"
-    return str(raw.get("description", "")).strip() if isinstance(raw, dict) else ""
+    path = PRESET_DIR / f"{name}.yaml"
+    if path.is_file():
+        try:
+            raw = yaml.safe_load(path.read_text()) or {}
+        except Exception as err:  # a broken preset is still listed
+            return f"(unreadable: {err})"
+        return str(raw.get("description", "")).strip() if isinstance(raw, dict) else ""
+    composed = _composed().get(name)
+    if composed is None:
+        return ""
+    paradigm, _, task, profile = composed
+    algorithm = load_preset_dict(name)["algorithm"]  # a file <algorithm>-<task> may set another
+    text = f"{_algorithm_title(paradigm, algorithm)} on {TASKS[paradigm][task][1]}"
+    if profile:
+        raw = yaml.safe_load(_overlays()[paradigm, task, profile].read_text()) or {}
+        text += f"; {str(raw.get('description', profile)).strip()}"
+    return text
+
+
+def _algorithm_title(paradigm: str, algorithm: str) -> str:
+    """The head of the algorithm's registered description ("[model] FedAT (Chai ..." -> FedAT); a
+    head that is no name ("slow momentum (SlowMo)") follows the algorithm's name."""
+    from fedlib.experiments.registry import get_algorithm
+
+    text = re.sub(r"^\[[^\]]*\]\s*", "", get_algorithm(paradigm, algorithm).description)
+    head = re.split(r" \(|: | = ", text, maxsplit=1)[0].replace(" on split FL", "")
+    return head if head[:1].isupper() else f"{algorithm} ({head})" if head else algorithm

@@ -1,0 +1,129 @@
+"""Preset names: every name that shipped still resolves to the same validated config (issue 13).
+
+``tests/data/preset_snapshot.json`` holds, for each of the 87 preset files fedlib shipped before
+presets were composed (``<algorithm>-<task>[-<profile>]``, fedlib/presets/README.md), the validated
+``RunConfig.to_dict()`` and ``config_hash()``. It was written once, before the change, by::
+
+    cfgs = {n: RunConfig.from_preset(n) for n in list_presets()}
+    {"fedlib": __version__, "presets": {n: {"config": c.to_dict(), "hash": c.config_hash()}}}
+
+The dicts must never change. The hashes also depend on fedlib's version (``"fedlib"`` in the
+snapshot) and on how ``config_hash`` is computed: when either changes on purpose, rewrite only the
+``hash`` fields, from the snapshot's own configs (``RunConfig.from_dict(config).config_hash()``),
+never the configs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+
+from fedlib.core.dataclass_io import deep_merge
+from fedlib.core.errors import FedlibError
+from fedlib.experiments.config import (PRESET_DIR, TASKS, RunConfig, list_presets, load_preset_dict,
+                                       preset_description)
+from fedlib.experiments.registry import algorithms
+
+SNAPSHOT = json.loads((Path(__file__).parent / "data" / "preset_snapshot.json").read_text())
+OLD = SNAPSHOT["presets"]
+
+
+def test_snapshot_holds_every_old_preset():
+    assert len(OLD) == 87 and "toy-smoke" in OLD and "fedqs-avg-cifar10" in OLD
+
+
+@pytest.mark.parametrize("name", sorted(OLD))
+def test_old_name_resolves_to_the_same_config(name):
+    cfg = RunConfig.from_preset(name)
+    assert cfg.to_dict() == OLD[name]["config"]
+    assert cfg.config_hash() == OLD[name]["hash"]
+
+
+def test_every_old_name_is_still_listed():
+    assert set(OLD) <= set(list_presets())
+
+
+def test_fedlib_presets_prints_one_described_line_per_name(capsys):
+    from fedlib.cli import main
+
+    assert main(["presets", "--json"]) == 0
+    listed = json.loads(capsys.readouterr().out)
+    assert list(listed) == list_presets() and set(OLD) <= set(listed)
+    assert all(listed.values())
+
+
+# ------------------------------------------------------------------------ composition
+def test_every_algorithm_of_a_paradigm_runs_on_each_of_its_tasks():
+    names = set(list_presets())
+    for paradigm, tasks in TASKS.items():
+        for entry in algorithms(paradigm):
+            if (paradigm, entry.name) == ("split", "fedavg"):
+                continue  # fedavg-cifar10 is SAFL FedAvg (tried first)
+            for task in tasks:
+                name = f"{entry.name.replace('+', '-')}-{task}"
+                assert name in names
+                cfg = RunConfig.from_preset(name)
+                assert (cfg.paradigm, cfg.algorithm) == (paradigm, entry.name) or \
+                    Path(PRESET_DIR / f"{name}.yaml").is_file(), name
+
+
+def test_composed_is_the_task_base_with_the_algorithm_then_the_profile_overlay():
+    base = load_preset_dict("sflv1-cifar10")
+    cpu = yaml.safe_load((PRESET_DIR / "profiles" / "split-cifar10-cpu.yaml").read_text())
+    cpu.pop("description")
+    expected = RunConfig.from_dict(deep_merge(base, {"algorithm": "fedprox+smofi", **cpu}))
+    assert RunConfig.from_preset("fedprox-smofi-cifar10-cpu") == expected
+    # an <algorithm>-<task> file is what its profiles start from: FedNAG keeps its Nesterov
+    assert RunConfig.from_preset("fednag-cifar10-smoke").local.nesterov is True
+    # the same run under its alias file and its explicit composed name
+    assert RunConfig.from_preset("fedavg-fedavgm-cifar10") == \
+        RunConfig.from_preset("fedavgm-cifar10")
+
+
+def test_a_name_both_paradigms_make_belongs_to_the_first():
+    assert RunConfig.from_preset("fedavg-cifar10").paradigm == "safl"
+    with pytest.raises(FedlibError, match=r"(?s)'fedavg-cifar10' has no 'cpu' profile.*"
+                                          r"split-cifar10-cpu, split-cifar10-smoke"):
+        RunConfig.from_preset("fedavg-cifar10-cpu")
+
+
+@pytest.mark.parametrize("name, close", [
+    ("fedprox+slowmo-cifar10", "fedprox-slowmo-cifar10"),
+    ("fedqs-avg-cifar100", "fedqs-avg-cifar10"),
+    ("wkafl-adult-gendre", "wkafl-adult-gender"),
+])
+def test_unknown_names_suggest_the_closest(name, close):
+    with pytest.raises(FedlibError,
+                       match=rf"(?s)unknown preset '{re.escape(name)}'.*did you mean {close}\?"):
+        RunConfig.from_preset(name)
+
+
+def test_user_yaml_extends_a_composed_name(tmp_path):
+    path = tmp_path / "mine.yaml"
+    path.write_text("extends: fedbuff-shakespeare\nrounds: 7\nsafl:\n  k: 5\n")
+    cfg = RunConfig.from_yaml(path)
+    assert (cfg.algorithm, cfg.data.dataset, cfg.rounds, cfg.safl.k) == \
+        ("fedbuff", "shakespeare", 7, 5)
+    path.write_text("extends: fedbuf-shakespeare\n")
+    with pytest.raises(FedlibError, match=r"(?s)unknown preset 'fedbuf-shakespeare'.*"
+                                          r"did you mean fedbuff-shakespeare\?"):
+        RunConfig.from_yaml(path)
+
+
+def test_composed_descriptions_say_algorithm_task_and_profile():
+    assert preset_description("cfl-cifar10") == \
+        "CA²FL on CIFAR-10, Dirichlet x=0.5 over 100 clients, ResNet-18"
+    assert preset_description("fedprox-cifar10-cpu").startswith("FedProx on split CIFAR-10")
+    assert "; CPU scale: small CNN" in preset_description("fedprox-cifar10-cpu")
+    # described by the algorithm it runs (the file smofi-cifar10 sets fedavg+smofi)
+    assert preset_description("smofi-cifar10-cpu").startswith("FedAvg + step-wise momentum fusion")
+
+
+def test_the_presets_folder_stays_small():
+    entries = [p for p in PRESET_DIR.rglob("*")
+               if p.name != "README.md" and "__pycache__" not in p.parts]
+    assert len(entries) <= 20, sorted(p.name for p in entries)
