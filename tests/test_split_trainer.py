@@ -198,6 +198,43 @@ def test_resume_is_bit_identical(small):
         assert torch.equal(full.global_state[k], resumed.global_state[k]), k
 
 
+@pytest.mark.parametrize("name,key", [("sflv1", None), ("fednag", "nag"),
+                                      ("fedavg+fedavgm", "addon"), ("fedavg+smofi", "carry")])
+def test_checkpoint_layout_is_unchanged(small, name, key):
+    """Checkpoints written before the methods became objects keep loading: the same top-level
+    keys, each method's state under its old key."""
+    options = {"carry_momentum": True} if key == "carry" else {}
+    t = trainer(small, cfg(name, rounds=1, options=options))
+    t.run_round()
+    st = t.state_dict()
+    assert list(st) == ["round", "virtual_time", "global", "addon", "carry", "nag", "best"]
+    for k in ("addon", "carry", "nag"):
+        assert bool(st[k]) == (k == key), k
+
+
+def test_explicit_trainer_equals_the_factory(small):
+    """SplitTrainer needs no run config: model, data, method objects and settings suffice."""
+    from fedlib.core.utils import derive_seed
+    from fedlib.models import build_model
+    from fedlib.split.addons import SMoFi
+    from fedlib.split.bases import FedProx, FedProxOptions
+    from fedlib.split.sfl import SplitTrainer
+    from fedlib.split.smofi import SMoFiOptions
+
+    ds, parts = small
+    c = cfg("fedprox+smofi", options={"mu": 0.1, "alpha": -0.3})
+    model = build_model("cnn", 10, seed=derive_seed(c.seed, "model"))
+    explicit = SplitTrainer(model, "conv1", ds, parts, method=FedProx(FedProxOptions(mu=0.1)),
+                            addon=SMoFi(SMoFiOptions(alpha=-0.3)), local=c.local, rounds=2,
+                            per_round=3, seed=c.seed, device="cpu", backend="loop",
+                            model_name="cnn")
+    built = trainer(small, c)
+    assert run(explicit, 2) == run(built, 2)
+    assert explicit.summary() == built.summary()
+    for k in built.global_state:
+        assert torch.equal(explicit.global_state[k], built.global_state[k]), k
+
+
 # ------------------------------------------------------------------------------ errors
 def test_bad_inputs_raise_clear_errors(small):
     with pytest.raises(FedlibError, match="alpha"):
