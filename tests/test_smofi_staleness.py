@@ -268,7 +268,7 @@ def test_options_reachable_from_the_smofi_preset():
 
 def test_options_reach_the_trainers_hook():
     from fedlib.data import load_dataset, make_partition
-    from fedlib.split.sfl import SplitTrainer
+    from fedlib.split.algorithms import build_trainer
 
     root = os.environ.get("FEDLIB_DATA") or str(_SHARED)
     cache = os.environ.get("FEDLIB_CACHE") or str(Path(__file__).resolve().parents[1] / "data" /
@@ -284,10 +284,11 @@ def test_options_reach_the_trainers_hook():
         "options.stale=drop", "options.stale_index=from0", "model.name=cnn", "model.cut=conv1",
         "split.clients=4", "split.per_round=2", "rounds=1", "device=cpu", "backend=loop",
         "checkpoint_every=0", "local.batch_size=8", "data.max_train=null", "data.max_test=null"])
-    t = SplitTrainer(cfg, dataset=ds, parts=parts)
-    assert (t.hook.options.stale, t.hook.options.stale_index) == ("drop", "from0")
+    t = build_trainer(cfg, dataset=ds, parts=parts)
+    hook = t.addon.engine_hook
+    assert (hook.options.stale, hook.options.stale_index) == ("drop", "from0")
     t.run_round()
-    spread = step_count_spread(t.hook.step_counts)
+    spread = step_count_spread(hook.step_counts)
     assert spread["n"] == 2 and 1 <= spread["min"] <= spread["max"]
 
 

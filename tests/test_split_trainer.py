@@ -11,8 +11,9 @@ import torch
 
 from fedlib.core.errors import FedlibError
 from fedlib.experiments.config import RunConfig
-from fedlib.split.methods import FedAvgM, SlowMo, local_config, options_class, parse_method
-from fedlib.split.sfl import SplitTrainer
+from fedlib.split.addons import FedAvgM, SlowMo
+from fedlib.split.algorithms import build_trainer
+from fedlib.split.methods import make_method, options_class, parse_method
 
 torch.set_num_threads(1)
 _SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
@@ -52,7 +53,7 @@ def cfg(algorithm="sflv1", **over):
 
 def trainer(small, c, **kw):
     ds, parts = small
-    return SplitTrainer(c, dataset=ds, parts=parts, **kw)
+    return build_trainer(c, dataset=ds, parts=parts, **kw)
 
 
 def run(t, rounds):
@@ -135,18 +136,19 @@ def test_fednag_averages_momentum_and_restarts_clients_from_it(small):
     t = trainer(small, cfg("fednag"))
     assert t.path == "split" or t.path == "engine"
     t.run_round()
-    assert set(t.nag) == {"momentum_buffer"}
-    assert set(t.nag["momentum_buffer"]) == set(t.trainable)
-    assert t._init_opt() is t.nag
+    nag = t.method.momentum
+    assert set(nag) == {"momentum_buffer"}
+    assert set(nag["momentum_buffer"]) == set(t.trainable)
+    assert t.initial_opt_state() is nag
     assert math.isfinite(t.run_round()["accuracy"])
 
 
 def test_fednar_and_fedprox_local_configs(small):
     base = cfg("sflv1").local
-    nar = local_config("fednar", base, options_class("fednar", None)(), 10)
+    nar = make_method("fednar", options_class("fednar", None)()).local_config(base, 10)
     assert nar.lr == pytest.approx(0.05 * 0.998 ** 10)
     assert (nar.l2_in_loss, nar.weight_decay, nar.clip_norm) == (0.1, 0.0, 10.0)
-    prox = local_config("fedprox", base, options_class("fedprox", "smofi")(mu=0.5), 0)
+    prox = make_method("fedprox", options_class("fedprox", "smofi")(mu=0.5)).local_config(base, 0)
     assert prox.prox_mu == 0.5
     t = trainer(small, cfg("fednar+smofi"))
     rows = run(t, 2)
@@ -184,7 +186,7 @@ def test_resume_is_bit_identical(small):
     rows_full = run(full, 2)
     first = trainer(small, c)
     first.run_round()
-    assert first.carry and set(first.carry) == {"momentum_buffer"}
+    assert first.addon.carry and set(first.addon.carry) == {"momentum_buffer"}
     buf = io.BytesIO()
     torch.save(first.state_dict(), buf)
     buf.seek(0)
@@ -194,6 +196,43 @@ def test_resume_is_bit_identical(small):
     assert row == rows_full[1]
     for k in full.global_state:
         assert torch.equal(full.global_state[k], resumed.global_state[k]), k
+
+
+@pytest.mark.parametrize("name,key", [("sflv1", None), ("fednag", "nag"),
+                                      ("fedavg+fedavgm", "addon"), ("fedavg+smofi", "carry")])
+def test_checkpoint_layout_is_unchanged(small, name, key):
+    """Checkpoints written before the methods became objects keep loading: the same top-level
+    keys, each method's state under its old key."""
+    options = {"carry_momentum": True} if key == "carry" else {}
+    t = trainer(small, cfg(name, rounds=1, options=options))
+    t.run_round()
+    st = t.state_dict()
+    assert list(st) == ["round", "virtual_time", "global", "addon", "carry", "nag", "best"]
+    for k in ("addon", "carry", "nag"):
+        assert bool(st[k]) == (k == key), k
+
+
+def test_explicit_trainer_equals_the_factory(small):
+    """SplitTrainer needs no run config: model, data, method objects and settings suffice."""
+    from fedlib.core.utils import derive_seed
+    from fedlib.models import build_model
+    from fedlib.split.addons import SMoFi
+    from fedlib.split.bases import FedProx, FedProxOptions
+    from fedlib.split.sfl import SplitTrainer
+    from fedlib.split.smofi import SMoFiOptions
+
+    ds, parts = small
+    c = cfg("fedprox+smofi", options={"mu": 0.1, "alpha": -0.3})
+    model = build_model("cnn", 10, seed=derive_seed(c.seed, "model"))
+    explicit = SplitTrainer(model, "conv1", ds, parts, method=FedProx(FedProxOptions(mu=0.1)),
+                            addon=SMoFi(SMoFiOptions(alpha=-0.3)), local=c.local, rounds=2,
+                            per_round=3, seed=c.seed, device="cpu", backend="loop",
+                            model_name="cnn")
+    built = trainer(small, c)
+    assert run(explicit, 2) == run(built, 2)
+    assert explicit.summary() == built.summary()
+    for k in built.global_state:
+        assert torch.equal(explicit.global_state[k], built.global_state[k]), k
 
 
 # ------------------------------------------------------------------------------ errors

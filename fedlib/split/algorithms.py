@@ -6,15 +6,19 @@ or with ``+smofi``, ``+fedavgm``, ``+slowmo`` — plus ``fednag``, and the alias
 (= fedavg on SFLV1), ``sflv2`` (= fedavg on SFLV2, whatever ``split.framework`` says),
 ``smofi`` (= fedavg+smofi), ``fedavgm`` / ``slowmo`` (= fedavg+…). Each name's options dataclass
 holds the base's and the add-on's options (:func:`fedlib.split.methods.options_class`).
+
+Every spec's trainer is :func:`build_trainer`: run config -> :class:`~fedlib.split.sfl.SplitTrainer`.
 """
 
 from __future__ import annotations
 
+from fedlib.core.errors import check
 from fedlib.core.protocols import AlgorithmSpec
-from fedlib.split.methods import ADDONS, options_class, parse_method
-from fedlib.split.sfl import SplitTrainer
+from fedlib.core.utils import derive_seed, resolve_device
+from fedlib.split.methods import ADDONS, make_addon, make_method, options_class, parse_method
+from fedlib.split.sfl import SplitTrainer, check_setup, prepare_data
 
-__all__ = ["CATALOG", "NAMES"]
+__all__ = ["CATALOG", "NAMES", "build_trainer", "framework_of"]
 
 _DESCRIPTIONS = {
     "fedavg": "FedAvg on split FL (SFLV1 by default: per-client server surrogates)",
@@ -35,6 +39,58 @@ for _base in ("fedavg", "fedprox", "fednar"):
 NAMES += ["fednag", "sflv1", "sflv2", "smofi", "fedavgm", "slowmo"]
 
 
+def framework_of(algorithm: str, framework: str) -> str:
+    """The framework a run trains on: ``split.framework``, except that the aliases ``sflv1`` and
+    ``sflv2`` name their own."""
+    name = str(algorithm).lower()
+    return name if name in ("sflv1", "sflv2") else framework
+
+
+def _cut(model_cfg) -> str:
+    """``model.cut``, or the model's default cut; a bad cut raises (listing the valid ones)
+    before any data is loaded."""
+    from fedlib.models import build_model, split_model
+
+    name = model_cfg.name
+    probe = build_model(name, 10, seed=0) if name != "lstm" else build_model(name, 80, seed=0)
+    cut = model_cfg.cut if model_cfg.cut is not None else probe.default_cut
+    split_model(probe, cut)
+    return cut
+
+
+def build_trainer(cfg, path: str = "auto", dataset=None, parts=None) -> SplitTrainer:
+    """The :class:`SplitTrainer` of run config ``cfg`` (a ``RunConfig``, read by attribute).
+
+    Checks the method name, its options, the combination and the cut before loading any data;
+    ``dataset``/``parts`` (both or neither) replace :func:`~fedlib.split.sfl.prepare_data`'s.
+    The model is initialised from ``(cfg.seed, "model")``.
+    """
+    from fedlib.models import build_model, model_kwargs
+
+    base, addon_name = parse_method(cfg.algorithm)
+    framework = framework_of(cfg.algorithm, cfg.split.framework)
+    options = options_class(base, addon_name)(**dict(cfg.options or {}))
+    method, addon = make_method(base, options), make_addon(addon_name, options)
+    check_setup(framework, method, addon, cfg.local, path)
+    n, k = int(cfg.split.clients), int(cfg.split.per_round)
+    check(k <= n, f"split.per_round={k} selected clients exceeds split.clients={n}",
+          "lower split.per_round or raise split.clients")
+    cut = _cut(cfg.model)
+    device = resolve_device(cfg.device)
+    if dataset is None:
+        dataset, parts = prepare_data(cfg, device)
+    check(parts is not None and len(parts) == n,
+          f"{len(parts) if parts is not None else 0} client partitions for split.clients={n}")
+    kw = {}
+    if "in_channels" in model_kwargs(cfg.model.name) and dataset.kind == "image":
+        kw["in_channels"] = int(dataset.input_shape[0])
+    model = build_model(cfg.model.name, int(dataset.num_classes),
+                        seed=derive_seed(cfg.seed, "model"), **kw)
+    return SplitTrainer(model, cut, dataset, parts, method=method, addon=addon, local=cfg.local,
+                        rounds=int(cfg.rounds), per_round=k, seed=int(cfg.seed), device=device,
+                        backend=cfg.backend, framework=framework, path=path,
+                        eval_every=int(cfg.eval_every), model_name=cfg.model.name)
+
 
 def _description(name: str) -> str:
     base, addon = parse_method(name)
@@ -42,4 +98,5 @@ def _description(name: str) -> str:
         _DESCRIPTIONS[p].split(" (")[0] if p == base else _DESCRIPTIONS[p] for p in (base, addon) if p)
 
 
-CATALOG = [AlgorithmSpec(name, SplitTrainer, options_class(*parse_method(name)), _description(name)) for name in NAMES]
+CATALOG = [AlgorithmSpec(name, build_trainer, options_class(*parse_method(name)), _description(name))
+           for name in NAMES]

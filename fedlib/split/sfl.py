@@ -1,37 +1,43 @@
 """Split federated learning, SFLV1 and SFLV2, as one Trainer the runner drives (spec §1, §3, §4).
 
+The trainer calls two objects and never tests a method's name: the *base method*
+(:mod:`fedlib.split.bases`) and the *add-on* (:mod:`fedlib.split.addons`), each owning its hooks.
 Round n (0-based inside, reported as ``round = n + 1``):
 
-1. Select ``split.per_round`` of ``split.clients`` clients uniformly without replacement, from a
+1. Select ``per_round`` of the ``len(parts)`` clients uniformly without replacement, from a
    generator seeded by ``(seed, "split-select", n)``.
 2. Local training of every selected client from the global model W^n = [W_c, W_s] with the base
-   method's local settings (:func:`fedlib.split.methods.local_config`), E epochs over its own data,
-   so the |T_j| differ across clients.
+   method's round config (``method.local_config``), from the optimizer state
+   ``method.initial_opt_state()`` or ``addon.initial_opt_state()`` (FedNAG's averaged momentum,
+   SMoFi's carried fused momentum; fresh otherwise), E epochs over its own data, so the |T_j|
+   differ across clients.
 
    * **SFLV1** — per client a client part and a server surrogate with its own optimizer, all in
      lock-step. With the same optimizer on both parts this *is* per-client training of the whole
      model (spec §1), so the default ``path="engine"`` trains the whole model per client through
-     :func:`fedlib.train.train_clients`; SMoFi's :class:`~fedlib.split.smofi.SMoFiHook` then
-     fuses only the *server-part* optimizer buffers after every lock-step. ``path="split"`` runs
-     the explicit split path (:mod:`fedlib.split.splitpath`: client parts and surrogates
-     exchanging smashed data and its gradient); the tests show both give the same models.
+     :func:`fedlib.train.train_clients`; the add-on's ``engine_hook`` (SMoFi's
+     :class:`~fedlib.split.smofi.SMoFiHook`) then fuses only the *server-part* optimizer buffers
+     after every lock-step. ``path="split"`` runs the explicit split path
+     (:mod:`fedlib.split.splitpath`: client parts and surrogates exchanging smashed data and its
+     gradient); the tests show both give the same models.
    * **SFLV2** — one server part trained *sequentially* over the selected clients' smashed data
      in a seeded order ``(seed, "sflv2-order", n)``; always the explicit split path.
 
 3. Aggregation: data-size-weighted average of the client states (both parts; BN statistics too;
    SFLV2: client parts averaged, the server part is the sequentially trained one), then the
-   add-on's server update (FedAvgM / SlowMo; identity otherwise). FedNAG also averages the
-   momentum buffers (same weights) and starts every client of the next round from them.
-4. Evaluation of the global model on the (full, unless ``data.max_test``) test set every
-   ``eval_every`` rounds and at the last round.
+   add-on's server update ``addon.update`` (FedAvgM / SlowMo; identity otherwise); then
+   ``method.after_aggregation`` (FedNAG averages the momentum buffers with the same weights) and
+   ``addon.after_round`` (SMoFi keeps the last fused buffers under ``carry_momentum``).
+4. Evaluation of the global model on the test set every ``eval_every`` rounds and at the last
+   round.
 
 ``virtual_time`` counts lock-steps: SFLV1 adds the round's longest |T_j| (clients and surrogates
 run in parallel), SFLV2 adds Σ|T_j| (the server serves clients one after the other).
 
-Everything random derives from ``cfg.seed`` (selection, SFLV2 order, the engine's per-client
-streams, the model initialisation, the ``max_train``/``max_test`` subsamples), so
-:meth:`SplitTrainer.state_dict` needs no RNG state: the round counter, the global model and the
-add-on/momentum state resume a run bit-identically.
+Everything random derives from ``seed`` (selection, SFLV2 order, the engine's per-client streams;
+through :func:`fedlib.split.algorithms.build_trainer` also the model initialisation and
+:func:`prepare_data`'s subsamples), so :meth:`SplitTrainer.state_dict` needs no RNG state: the
+round counter, the global model and the methods' state resume a run bit-identically.
 """
 
 from __future__ import annotations
@@ -44,15 +50,17 @@ import torch
 from torch import Tensor
 
 from fedlib.core.errors import check, check_choice
-from fedlib.split.methods import (local_config, make_addon, option_values, options_class,
-                                  parse_method)
-from fedlib.split.smofi import SMoFiHook, SMoFiOptions
-from fedlib.core.utils import derive_seed, generator, resolve_device
+from fedlib.core.state import State
+from fedlib.core.utils import generator, resolve_device
+from fedlib.split.addons import ServerAddon
+from fedlib.split.bases import BaseMethod
+from fedlib.split.methods import option_values
 
-__all__ = ["SplitTrainer", "prepare_data", "PATHS"]
+__all__ = ["SplitTrainer", "check_setup", "prepare_data", "PATHS", "FRAMEWORKS", "STATE_KEYS"]
 
 PATHS = ("auto", "engine", "split")
-from fedlib.core.state import State  # noqa: E402
+FRAMEWORKS = ("sflv1", "sflv2")
+STATE_KEYS = ("addon", "carry", "nag")  # the methods' entries in SplitTrainer.state_dict()
 
 
 # ------------------------------------------------------------------------------------------- data
@@ -97,76 +105,77 @@ def prepare_data(cfg, device=None):
 
 
 # ------------------------------------------------------------------------------------------- trainer
-def _engine_takes_initial_state() -> str | None:
-    """The ``ClientTask`` field that seeds a client's optimizer state, if the engine has one."""
-    from fedlib.train import ClientTask
+def check_setup(framework: str, method: BaseMethod, addon: ServerAddon, local, path: str) -> str:
+    """Validate a framework × base method × add-on × local settings × path combination (the
+    base method's round-0 changes to ``local`` included: FedNAG needs momentum); returns the
+    path to run (``"auto"``: the engine for SFLV1, the explicit split path for SFLV2)."""
+    from fedlib.train import LocalConfig
 
-    for name in ("init_opt_state", "opt_state", "optimizer_state"):
-        if name in {f.name for f in dataclasses.fields(ClientTask)}:
-            return name
-    return None
+    check_choice("split path", path, PATHS)
+    check_choice("split.framework", framework, FRAMEWORKS)
+    addon.check_framework(framework)
+    method.check_framework(framework)
+    check(isinstance(local, LocalConfig),
+          f"local must be a fedlib.train.LocalConfig, got {type(local).__name__}")
+    local.validate()
+    method.local_config(local, 0).validate()
+    if path == "auto":
+        return "split" if framework == "sflv2" else "engine"
+    check(path == "split" or framework == "sflv1", "SFLV2 trains one server part sequentially: "
+          "it runs on the explicit split path", "use path='split' (or 'auto')")
+    return path
 
 
 class SplitTrainer:
-    """SFLV1/SFLV2 × base method × add-on (see the module docstring and ``docs``).
+    """SFLV1/SFLV2 × base method × add-on (see the module docstring).
 
-    ``SplitTrainer(cfg)`` validates everything before any training: the method name, its options
-    (SMoFi α < 0, ...), the cut point, ``split.per_round <= split.clients``, the combination
-    (SMoFi and FedNAG need SFLV1's surrogates). ``path``: ``"auto"`` (engine for SFLV1 unless a
-    feature needs the explicit path), ``"engine"`` or ``"split"``.
+    Everything is validated before any training: the combination and the local settings
+    (:func:`check_setup`: SMoFi and FedNAG need SFLV1's surrogates, FedNAG needs momentum),
+    ``per_round <= len(parts)``, the cut point. ``fedlib.split.algorithms.build_trainer``
+    builds one from a run config.
+
+    Parameters
+    ----------
+    model : the whole (unsplit) model, initialised; the trainer trains copies of it.
+    cut : the stage after which ``model`` is cut into client and server parts (None: its
+        ``default_cut``).
+    dataset, parts : the run's dataset and one index tensor per client into its train split.
+    method, addon : the base-method object (:mod:`fedlib.split.bases`) and the add-on object
+        (:mod:`fedlib.split.addons`; ``ServerAddon()`` for none).
+    local : the run's :class:`fedlib.train.LocalConfig` (before the base method's changes).
+    rounds, per_round, seed, eval_every : rounds in the run, clients selected per round, the seed
+        everything random derives from, evaluation period.
+    device, backend : where and with which engine backend clients train.
+    framework : ``"sflv1"`` or ``"sflv2"``. path : ``"auto"``, ``"engine"`` or ``"split"``.
+    model_name : the model's name for :meth:`summary`.
     """
 
-    def __init__(self, cfg, path: str = "auto", dataset=None, parts=None):
-        from fedlib.models import build_model, model_kwargs, split_model
-        from fedlib.train import LocalConfig
+    def __init__(self, model, cut: str | None, dataset, parts, *, method: BaseMethod,
+                 addon: ServerAddon, local, rounds: int, per_round: int, seed: int = 0,
+                 device="cpu", backend: str = "auto", framework: str = "sflv1",
+                 path: str = "auto", eval_every: int = 1, model_name: str | None = None):
+        from fedlib.models import split_model
 
-        self.cfg = cfg
-        check_choice("split path", path, PATHS)
-        self.base, self.addon_name = parse_method(cfg.algorithm)
-        self.framework = "sflv2" if str(cfg.algorithm).lower() == "sflv2" else cfg.split.framework
-        if str(cfg.algorithm).lower() == "sflv1":
-            self.framework = "sflv1"
-        check_choice("split.framework", self.framework, ("sflv1", "sflv2"))
-        check(self.addon_name != "smofi" or self.framework == "sflv1",
-              "SMoFi fuses the momentum of SFLV1's per-client server surrogates; SFLV2 has a "
-              "single server part", "use split.framework=sflv1 with SMoFi")
-        check(self.base != "fednag" or self.framework == "sflv1",
-              "FedNAG averages per-client momentum; it is defined on SFLV1",
-              "use split.framework=sflv1 with fednag")
-        n, k = int(cfg.split.clients), int(cfg.split.per_round)
+        self.framework = framework
+        self.method, self.addon = method, addon
+        self.path = check_setup(framework, method, addon, local, path)
+        n, k = len(parts), int(per_round)
         check(k <= n, f"split.per_round={k} selected clients exceeds split.clients={n}",
               "lower split.per_round or raise split.clients")
         check(k >= 1, f"split.per_round must be >= 1, got {k}")
-        self.options = options_class(self.base, self.addon_name)(**dict(cfg.options or {}))
-        local = cfg.local
-        check(isinstance(local, LocalConfig),
-              f"cfg.local must be a fedlib.train.LocalConfig, got {type(local).__name__}")
-        local.validate()
-        # the round-0 local config validates the base method's changes (FedNAG needs momentum)
-        local_config(self.base, local, self.options, 0).validate()
+        check(int(rounds) >= 1, f"rounds must be >= 1, got {rounds}")
+        check(int(eval_every) >= 1, f"eval_every must be >= 1, got {eval_every}")
         self.local = local
-        self.device = resolve_device(cfg.device)
-        self.backend = cfg.backend
+        self.per_round, self.seed, self.eval_every = k, int(seed), int(eval_every)
+        self.device = resolve_device(device)
+        self.backend = backend
 
-        # model and cut (a bad cut raises before the data is loaded)
-        name = cfg.model.name
-        probe = build_model(name, 10, seed=0) if name != "lstm" else build_model(name, 80, seed=0)
-        cut = cfg.model.cut if cfg.model.cut is not None else probe.default_cut
-        split_model(probe, cut)  # FedlibError listing the valid cut points
-        self.cut = cut
-
-        if dataset is None:
-            dataset, parts = prepare_data(cfg, self.device)
-        check(parts is not None and len(parts) == n,
-              f"{len(parts) if parts is not None else 0} client partitions for split.clients={n}")
         self.dataset, self.parts = dataset, list(parts)
         self.sizes = torch.tensor([len(p) for p in self.parts], dtype=torch.long)
-        kw = {}
-        if "in_channels" in model_kwargs(name) and dataset.kind == "image":
-            kw["in_channels"] = int(dataset.input_shape[0])
-        self.model = build_model(name, int(dataset.num_classes), seed=derive_seed(cfg.seed, "model"),
-                                 **kw).to(self.device)
-        client, server = split_model(self.model, cut, copy=True)
+        self.model = model.to(self.device)
+        self.model_name = model_name or type(model).__name__
+        self.cut = cut if cut is not None else self.model.default_cut
+        client, server = split_model(self.model, self.cut, copy=True)  # FedlibError for a bad cut
         self.client_part, self.server_part = client, server
         self.server_names = [n_ for n_, p in server.named_parameters() if p.requires_grad]
         self.client_names = [n_ for n_, p in client.named_parameters() if p.requires_grad]
@@ -174,79 +183,48 @@ class SplitTrainer:
               "cut the model earlier")
         self.trainable = self.client_names + self.server_names
         self.global_state: State = {k_: v.detach().clone() for k_, v in self.model.state_dict().items()}
+        addon.prepare(self.server_names, local)
 
-        needs_init = (self.base == "fednag"
-                      or (self.addon_name == "smofi" and self.options.carry_momentum))
-        if path == "auto":
-            path = "split" if self.framework == "sflv2" or (needs_init and
-                                                              _engine_takes_initial_state() is None) \
-                else "engine"
-        if path == "engine":
-            check(self.framework == "sflv1", "SFLV2 trains one server part sequentially: it runs "
-                  "on the explicit split path", "use path='split' (or 'auto')")
-            check(not needs_init or _engine_takes_initial_state() is not None,
-                  "this engine cannot start clients from a given optimizer state (FedNAG, SMoFi "
-                  "carry_momentum)", "use path='split' (or 'auto')")
-        self.path = path
-
-        self.addon = make_addon(self.addon_name, self.options)
-        self.hook = None
-        if self.addon_name == "smofi":
-            smofi = SMoFiOptions(**{f.name: getattr(self.options, f.name)
-                                    for f in dataclasses.fields(SMoFiOptions)})
-            self.hook = SMoFiHook(self.server_names, local.optimizer, smofi,
-                                  momentum=local.momentum if local.optimizer == "sgd" else None)
-        self.total_rounds = int(cfg.rounds)
+        self.total_rounds = int(rounds)
         self.round = 0
         self.virtual_time = 0.0
-        self.carry: dict[str, dict[str, Tensor]] = {}   # SMoFi carried fused buffers
-        self.nag: dict[str, dict[str, Tensor]] = {}     # FedNAG averaged momentum
         self._rows: list[dict] = []
         self._best = (-math.inf, 0)
 
     # ---------------------------------------------------------------------------------- helpers
     def selected(self, n: int) -> list[int]:
         """The clients of round ``n`` (0-based): uniform without replacement, seeded, sorted."""
-        g = generator(self.cfg.seed, "split-select", int(n))
-        perm = torch.randperm(int(self.cfg.split.clients), generator=g)
-        return sorted(perm[: int(self.cfg.split.per_round)].tolist())
+        g = generator(self.seed, "split-select", int(n))
+        perm = torch.randperm(len(self.parts), generator=g)
+        return sorted(perm[: self.per_round].tolist())
 
     def sflv2_order(self, n: int, k: int) -> list[int]:
         """The order (positions in the selected list) SFLV2's server serves round ``n``'s clients."""
-        return torch.randperm(k, generator=generator(self.cfg.seed, "sflv2-order", int(n))).tolist()
+        return torch.randperm(k, generator=generator(self.seed, "sflv2-order", int(n))).tolist()
 
-    def _init_opt(self) -> dict | None:
-        if self.base == "fednag" and self.nag:
-            return self.nag
-        if self.hook is not None and self.options.carry_momentum and self.carry:
-            return self.carry
-        return None
+    def initial_opt_state(self) -> dict | None:
+        """The optimizer state the round's clients start from (FedNAG's averaged momentum,
+        SMoFi's carried fused momentum), or None for fresh optimizers."""
+        return self.method.initial_opt_state() or self.addon.initial_opt_state()
 
     def _train_sflv1(self, tasks, n) -> list[Any]:
         from fedlib.split.splitpath import ClientBatches, train_split_clients
         from fedlib.train import train_clients
 
-        init = self._init_opt()
-        if self.hook is not None:
-            self.hook.start_round(len(tasks))
         if self.path == "engine":
-            if init is not None:
-                field = _engine_takes_initial_state()
-                tasks = [dataclasses.replace(t, **{field: init}) for t in tasks]
             return train_clients(self.model, self.global_state, self.dataset, tasks,
-                                 seed=int(self.cfg.seed), round=int(n), backend=self.backend,
-                                 hook=self.hook, device=self.device)
-        batches = [ClientBatches(t, self.dataset, int(self.cfg.seed), int(n), self.device)
-                   for t in tasks]
+                                 seed=self.seed, round=int(n), backend=self.backend,
+                                 hook=self.addon.engine_hook, device=self.device)
+        batches = [ClientBatches(t, self.dataset, self.seed, int(n), self.device) for t in tasks]
+        init = [t.init_opt_state for t in tasks]
         return train_split_clients(self.client_part, self.server_part, self.global_state, batches,
-                                   tasks[0].config, hook=self.hook,
-                                   init_opt=None if init is None else [init] * len(tasks))
+                                   tasks[0].config, hook=self.addon.engine_hook,
+                                   init_opt=None if init[0] is None else init)
 
     def _train_sflv2(self, tasks, n):
         from fedlib.split.splitpath import ClientBatches, train_sflv2_round
 
-        batches = [ClientBatches(t, self.dataset, int(self.cfg.seed), int(n), self.device)
-                   for t in tasks]
+        batches = [ClientBatches(t, self.dataset, self.seed, int(n), self.device) for t in tasks]
         order = self.sflv2_order(n, len(tasks))
         results, server_state = train_sflv2_round(self.client_part, self.server_part,
                                                   self.global_state, batches, order,
@@ -260,15 +238,16 @@ class SplitTrainer:
 
         n = self.round
         sel = self.selected(n)
-        local = local_config(self.base, self.local, self.options, n)
-        tasks = [ClientTask(c, self.parts[c], local) for c in sel]
+        local = self.method.local_config(self.local, n)
+        init = self.initial_opt_state()
+        tasks = [ClientTask(c, self.parts[c], local, init_opt_state=init) for c in sel]
         weights = self.sizes[sel].to(torch.float64)
         check(float(weights.sum()) > 0, f"round {n + 1}: the selected clients hold no samples")
+        self.addon.start_round(len(tasks))
         order = None
         if self.framework == "sflv1":
             results = self._train_sflv1(tasks, n)
-            states = [r.state for r in results]
-            averaged = weighted_model_average(states, weights)
+            averaged = weighted_model_average([r.state for r in results], weights)
         else:
             results, server_state, order = self._train_sflv2(tasks, n)
             averaged = weighted_model_average([r.state for r in results], weights)
@@ -277,18 +256,13 @@ class SplitTrainer:
         steps = [int(r.steps) for r in results]
         new_state = self.addon.update(self.global_state, averaged, self.trainable, float(local.lr))
         self.global_state = {k_: v.detach().clone() for k_, v in new_state.items()}
-        if self.base == "fednag":
-            self.nag = self._average_momentum(results, weights)
-        if self.hook is not None and self.options.carry_momentum:
-            self.carry = {}
-            for key, t in self.hook.fused_state().items():
-                kind, name = key.split("/", 1)
-                self.carry.setdefault(kind, {})[name] = t
+        self.method.after_aggregation(results, weights, self.global_state, self.trainable)
+        self.addon.after_round()
         self.virtual_time += float(max(steps) if self.framework == "sflv1" else sum(steps))
         self.round = n + 1
 
         acc = loss = math.nan
-        if self.round % int(self.cfg.eval_every) == 0 or self.round == self.total_rounds:
+        if self.round % self.eval_every == 0 or self.round == self.total_rounds:
             ev = evaluate(self.model, self.global_state, self.dataset, split="test",
                           device=self.device)
             acc, loss = float(ev.accuracy), float(ev.loss)
@@ -307,40 +281,30 @@ class SplitTrainer:
                 "virtual_time": self.virtual_time, "lr": float(local.lr),
                 "steps_max": max(steps), "steps_min": min(steps), "selected": len(sel)}
 
-    def _average_momentum(self, results, weights) -> dict:
-        states = []
-        for r in results:
-            st = getattr(r, "opt_state", None) or {}
-            states.append(st.get("momentum_buffer", {}))
-        w = weights / weights.sum()
-        out: dict[str, Tensor] = {}
-        for name in self.trainable:
-            rows = [(wi, s[name]) for wi, s in zip(w.tolist(), states) if name in s]
-            if rows:
-                tot = sum(wi for wi, _ in rows)
-                out[name] = sum(wi * t.to(torch.float64) for wi, t in rows).div(tot).to(
-                    self.global_state[name].dtype)
-        return {"momentum_buffer": out} if out else {}
-
     def client_rows(self) -> list[dict]:
         return list(self._rows)
 
     def state_dict(self) -> dict:
-        return {"round": self.round, "virtual_time": self.virtual_time,
-                "global": {k: v.clone() for k, v in self.global_state.items()},
-                "addon": self.addon.state_dict(),
-                "carry": {k: {n: t.clone() for n, t in d.items()} for k, d in self.carry.items()},
-                "nag": {k: {n: t.clone() for n, t in d.items()} for k, d in self.nag.items()},
-                "best": [float(self._best[0]) if math.isfinite(self._best[0]) else -1.0,
-                         int(self._best[1])]}
+        """Round counter, virtual time, global model, best round, and the base method's and the
+        add-on's state under their ``state_key`` (``"addon"``: FedAvgM/SlowMo, ``"carry"``:
+        SMoFi, ``"nag"``: FedNAG; the others stay ``{}``)."""
+        state = {"round": self.round, "virtual_time": self.virtual_time,
+                 "global": {k: v.clone() for k, v in self.global_state.items()},
+                 **{key: {} for key in STATE_KEYS},
+                 "best": [float(self._best[0]) if math.isfinite(self._best[0]) else -1.0,
+                          int(self._best[1])]}
+        for part in (self.addon, self.method):
+            if part.state_key is not None:
+                state[part.state_key] = part.state_dict()
+        return state
 
     def load_state_dict(self, state: dict) -> None:
         self.round = int(state["round"])
         self.virtual_time = float(state["virtual_time"])
         self.global_state = {k: v.clone().to(self.device) for k, v in state["global"].items()}
-        self.addon.load_state_dict(state.get("addon", {}))
-        self.carry = {k: dict(d) for k, d in state.get("carry", {}).items()}
-        self.nag = {k: dict(d) for k, d in state.get("nag", {}).items()}
+        for part in (self.addon, self.method):
+            if part.state_key is not None:
+                part.load_state_dict(state.get(part.state_key, {}))
         b = state.get("best", [-1.0, 0])
         self._best = (float(b[0]) if int(b[1]) > 0 else -math.inf, int(b[1]))
         self._rows = []
@@ -348,13 +312,14 @@ class SplitTrainer:
     def summary(self) -> dict:
         from fedlib.models import count_parameters
 
-        out = {"framework": self.framework, "base_method": self.base,
-               "addon": self.addon_name or "none", "split_path": self.path, "cut": self.cut,
-               "model": self.cfg.model.name,
+        out = {"framework": self.framework, "base_method": self.method.name,
+               "addon": self.addon.name, "split_path": self.path, "cut": self.cut,
+               "model": self.model_name,
                "client_part_params": count_parameters(self.client_part),
                "server_part_params": count_parameters(self.server_part),
-               "clients": int(self.cfg.split.clients), "per_round": int(self.cfg.split.per_round),
+               "clients": len(self.parts), "per_round": self.per_round,
                "best_round": int(self._best[1])}
-        for k, v in option_values(self.options).items():
+        for k, v in {**option_values(self.method.options),
+                     **option_values(self.addon.options)}.items():
             out[f"option_{k}"] = v
         return out
