@@ -224,7 +224,7 @@ def _score(forward, data, S: int, num_classes, loss_sum: str, device, many: bool
         return results if many else results[0]
     y = torch.cat(labels)
     hit = (torch.cat(preds, 1) == y.unsqueeze(0)).double()  # [S, n]
-    counts = torch.zeros(k, dtype=torch.float64, device=device).index_add_(0, y, torch.ones_like(y, dtype=torch.float64))
+    counts = torch.zeros(k, dtype=torch.float64, device=device).index_add_(0, y, torch.ones_like(hit[0]))
     correct = torch.zeros(S, k, dtype=torch.float64, device=device).index_add_(1, y, hit)
     total = counts.sum()
     if loss_sum == "batch":
