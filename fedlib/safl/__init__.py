@@ -15,9 +15,10 @@ Modules (import them directly; this package imports nothing heavy):
     :class:`SAFLSimulator`: the clock with real training (``fedlib.train.train_clients``),
     evaluation after every round; implements the Trainer protocol (exact resume).
 ``fedlib.safl.baselines``
-    FedAvg, FedSGD, SAFA, FedAT, M-step (KAFL), FedBuff, WKAFL, FedAC, DeFedAvg, FADAS, CA²FL
-    ("cfl") — each docstring states its rule, its paper and its differences from the official
-    FedQS code.
+    ``BASELINES`` (name → class): FedAvg, SAFA, FedAT, M-step (KAFL) in ``model_aggregation``;
+    FedSGD, FedBuff, WKAFL, FedAC, DeFedAvg, FADAS, CA²FL ("cfl") in ``gradient_aggregation``
+    — each docstring states its rule, its paper and its differences from the official FedQS
+    code.
 ``fedlib.safl.fedqs``
     FedQS-Avg / FedQS-SGD (written against the same contract).
 ``fedlib.safl.algorithms``

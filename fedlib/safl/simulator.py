@@ -18,7 +18,8 @@ Semi-asynchronous mode (spec fedqs.md §1), per tick t:
    :mod:`fedlib.safl.schedule`).
 
 ``run_round`` advances ticks until one aggregation happened, then evaluates the global model on
-the test set (every ``eval_every`` rounds and at the last round).
+the test set (every ``eval_every`` rounds and at the last round) with ``fedlib.train.evaluate``,
+the same function that scores a client's validation samples for ``ctx.evaluate_per_class``.
 
 Training happens at the start tick, so an in-flight client holds its finished result, not a
 reference to a global version. The simulator keeps exactly the global versions a strategy may ask
@@ -60,7 +61,6 @@ holds its client's latest training, so staleness stays bounded and most entries 
 
 from __future__ import annotations
 
-import copy
 import dataclasses
 import math
 import time
@@ -75,55 +75,20 @@ from fedlib.safl.schedule import Clock, Scenario, Training, buffer_keeps_up
 from fedlib.safl.strategy import SimContext, Strategy, Update, clone_state
 from fedlib.core.utils import generator
 from fedlib.train import ClientTask, train_clients
+from fedlib.train.evaluate import evaluate, prepare_batches
 
-__all__ = ["SAFLSimulator", "MODES", "evaluate_state", "BufferBacklogWarning"]
+__all__ = ["SAFLSimulator", "MODES", "BufferBacklogWarning", "VALIDATION_BATCH"]
 
 MODES = ("semi-async", "sync")
 STATE_FORMAT = 1
+# a client's validation samples are scored in batches of this size (one batch in practice; the
+# size every stored FedQS run used, so per-class accuracies stay bit-identical)
+VALIDATION_BATCH = 4096
 
 
 class BufferBacklogWarning(UserWarning):
     """The SAFL buffer cannot keep up: clients upload more than K updates per tick and the
     backlog grows (see the module docstring and ``fedlib.safl.schedule.buffer_keeps_up``)."""
-
-
-def evaluate_state(model: nn.Module, state: dict, dataset, indices=None, train: bool = False,
-                   batch_size: int = 4096) -> dict:
-    """Accuracy (fraction), mean cross-entropy and per-class accuracy (NaN where a class has no
-    sample) of ``state`` on the test split (or ``train=True``: the train split) of ``dataset``.
-    The whole split goes through ``fedlib.train.evaluate``; a subset ``indices`` (a client's
-    validation part, a test subset) is scored here in plain batches (same numbers)."""
-    if indices is None:
-        from fedlib.train import evaluate as _engine_eval  # noqa: PLC0415
-
-        r = _engine_eval(model, state, dataset, split="train" if train else "test")
-        return {"accuracy": float(r.accuracy), "loss": float(r.loss), "per_class": r.per_class_accuracy}
-    was = model.training
-    model.load_state_dict(state)
-    model.eval()
-    n = dataset.num_train if train else dataset.num_test
-    idx = torch.arange(n) if indices is None else torch.as_tensor(indices, dtype=torch.long)
-    c = dataset.num_classes
-    correct = torch.zeros(c, dtype=torch.float64)
-    total = torch.zeros(c, dtype=torch.float64)
-    loss_sum = 0.0
-    dev = next(model.parameters()).device
-    with torch.no_grad():
-        for i in range(0, len(idx), batch_size):
-            x, y = dataset.batch(idx[i:i + batch_size], train=train, generator=None, augment=False)
-            x, y = x.to(dev), y.to(dev)
-            out = model(x)
-            if out.dim() > 2:
-                out, y = out.reshape(-1, out.shape[-1]), y.reshape(-1)
-            loss_sum += float(torch.nn.functional.cross_entropy(out, y, reduction="sum"))
-            pred = out.argmax(1)
-            total += torch.bincount(y.cpu(), minlength=c).double()[:c]
-            correct += torch.bincount(y[pred == y].cpu(), minlength=c).double()[:c]
-    model.train(was)
-    count = float(total.sum())
-    per_class = torch.where(total > 0, correct / total.clamp(min=1), torch.full_like(total, math.nan))
-    return {"accuracy": float(correct.sum()) / count if count else math.nan,
-            "loss": loss_sum / count if count else math.nan, "per_class": per_class.float()}
 
 
 def _update_to_dict(u: Update) -> dict:
@@ -190,8 +155,7 @@ class SAFLSimulator:
         self.clock = Clock(delays, self.k, upload, scenario, self.seed)  # also validates delays
         self.max_ticks = max_ticks if max_ticks is not None else \
             100_000 + self.total_rounds * (int(delays.max()) + 2) * 8
-        self._eval_model = copy.deepcopy(self.model)
-        self._test_batches: list | None = None
+        self._test_batches = None  # the test inputs, prepared at the first evaluation
         # mutable state
         self.round = 0
         self.sync_tick = 0
@@ -232,41 +196,21 @@ class SAFLSimulator:
         return [self.versions[v] for v in range(lo, self.round + 1) if v in self.versions]
 
     def _per_class(self, state: dict, indices) -> torch.Tensor:
-        return evaluate_state(self._eval_model, state, self.dataset, indices=indices, train=True)["per_class"]
+        """Per-class accuracy (fractions, NaN for absent classes) of ``state`` on the train
+        samples ``indices`` — a client's validation part (``ctx.evaluate_per_class``)."""
+        return evaluate(self.model, state, self.dataset, split="train", indices=indices,
+                        batch_size=VALIDATION_BATCH, device=self.device).per_class_accuracy
 
     def _evaluate_global(self) -> dict:
-        """Accuracy (fraction) and mean cross-entropy of the global model on the test samples.
-
-        The test inputs are prepared once (``dataset.batch(..., train=False)``, in
-        :func:`fedlib.train.evaluate.eval_batch_size` batches and the engine's memory format) and
-        kept; each evaluation loads the global state into a private copy of the model (eval mode:
-        BN running statistics, no dropout) under ``torch.inference_mode`` — the same numbers as
-        ``fedlib.train.evaluate`` without re-normalising the test set every round."""
-        from fedlib.train.evaluate import eval_batch_size  # noqa: PLC0415
-        from fedlib.train.loop import fast_memory_format, to_format  # noqa: PLC0415
-
-        m = self._eval_model
-        fmt = fast_memory_format(m, self.device)
+        """Accuracy (fraction) and mean cross-entropy of the global model on the test samples,
+        through ``fedlib.train.evaluate``. The test inputs are prepared once
+        (``prepare_batches``) and reused every round; the loss is summed per batch
+        (``loss_sum="batch"``, the simulator's rule since its first stored runs)."""
         if self._test_batches is None:
-            n, bs = self.dataset.num_test, eval_batch_size(self.device)
-            idx = torch.arange(n) if self.test_indices is None else self.test_indices
-            self._test_batches = []
-            for i in range(0, len(idx), bs):
-                x, y = self.dataset.batch(idx[i:i + bs], train=False, generator=None, augment=False)
-                self._test_batches.append((to_format(x.to(self.device), fmt), y.to(self.device)))
-            m.to(memory_format=fmt)
-        m.load_state_dict(self.global_state)
-        m.eval()
-        correct, loss, count = 0, 0.0, 0
-        with torch.inference_mode():
-            for x, y in self._test_batches:
-                out = m(x)
-                if out.dim() > 2:
-                    out, y = out.reshape(-1, out.shape[-1]), y.reshape(-1)
-                loss += float(torch.nn.functional.cross_entropy(out, y, reduction="sum"))
-                correct += int((out.argmax(1) == y).sum())
-                count += int(y.numel())
-        return {"accuracy": correct / count if count else math.nan, "loss": loss / count if count else math.nan}
+            self._test_batches = prepare_batches(self.model, self.dataset, "test", self.test_indices,
+                                                 device=self.device)
+        r = evaluate(self.model, self.global_state, batches=self._test_batches, loss_sum="batch")
+        return {"accuracy": r.accuracy, "loss": r.loss}
 
     def kept_versions(self) -> list[int]:
         """Global versions currently held in memory (sorted)."""
