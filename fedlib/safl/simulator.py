@@ -1,7 +1,7 @@
 """`SAFLSimulator`: the semi-asynchronous clock of :mod:`fedlib.safl.schedule` with real training.
 
 One simulator runs every SAFL algorithm; the algorithm is a :class:`~fedlib.safl.strategy.Strategy`.
-It implements the Trainer protocol of docs/CONTRACTS.md (``run_round``, ``state_dict``,
+It implements the Trainer protocol (``fedlib.core.protocols.Trainer``: ``run_round``, ``state_dict``,
 ``load_state_dict``, ``client_rows``, ``summary``).
 
 Semi-asynchronous mode (spec fedqs.md §1), per tick t:

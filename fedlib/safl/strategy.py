@@ -8,7 +8,7 @@ the virtual clock, the FIFO buffer and local training (spec §1-§2); a strategy
   ``info`` dict that travels with the resulting :class:`Update`), and
 * how K buffered updates become the next global model (:meth:`Strategy.aggregate`).
 
-Optional hooks with harmless defaults (beyond docs/CONTRACTS.md, never required):
+Optional hooks with harmless defaults (never required):
 :meth:`Strategy.on_upload` (called when an update reaches the buffer, i.e. when the client
 itself knows its own new update), :meth:`Strategy.ready` (whether the buffer may be aggregated
 at the end of this tick; default: it holds >= K updates, spec §1), :meth:`Strategy.select`
