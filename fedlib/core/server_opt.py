@@ -67,6 +67,12 @@ class ServerAdam:
             out[k] = num / denom
         return out
 
+    def scaled_step(self, mean: State, keys, lr: float, beta1, beta2, **kw) -> State:
+        """``mean`` with the entries ``keys`` replaced by ``lr · step(...)`` (the other entries, e.g.
+        BatchNorm buffers, keep the plain mean)."""
+        adam = self.step(mean, keys, beta1, beta2, **kw)
+        return {**mean, **{k: lr * adam[k] for k in keys}}
+
     def state_dict(self) -> dict:
         if self.m is None:
             return {}

@@ -217,11 +217,8 @@ class FedAC(Strategy):
         o = self.options
         if o.server_opt == "none":
             return add_step(global_state, mean)
-        keys = param_keys(global_state, ctx)
-        step = dict(mean)
-        adam = self.adam.step(mean, keys, o.beta1, o.beta2, nesterov=True, eps=o.eps)
-        for k in keys:
-            step[k] = o.server_lr * adam[k]
+        step = self.adam.scaled_step(mean, param_keys(global_state, ctx), o.server_lr, o.beta1, o.beta2,
+                                     nesterov=True, eps=o.eps)
         return add_step(global_state, step)
 
     def state_dict(self):
@@ -312,12 +309,8 @@ class FADAS(Strategy):
         o = self.options
         if not o.adaptive:
             return add_step(global_state, mean)
-        keys = param_keys(global_state, ctx)
-        adam = self.adam.step(mean, keys, o.beta1, o.beta2, amsgrad=True, eps=o.eps)
-        eta = self.lr(updates)
-        step = dict(mean)
-        for k in keys:
-            step[k] = eta * adam[k]
+        step = self.adam.scaled_step(mean, param_keys(global_state, ctx), self.lr(updates), o.beta1, o.beta2,
+                                     amsgrad=True, eps=o.eps)
         return add_step(global_state, step)
 
     def state_dict(self):
