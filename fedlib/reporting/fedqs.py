@@ -5,14 +5,16 @@ Two kinds of notebook build their runs here:
 
 - the multi-task tables (Table 2, Table 3, Figure 4): :data:`TASKS` / :data:`TASK_GROUPS`,
   :func:`task_config` (preset + the profile's :data:`SCALE` + the notebook's overrides);
-- the one-task studies (Tables 1, 4, 5, 6, Figure 5): :func:`single_task` (the preset and the
-  CPU-scale CIFAR-10 reduction), :func:`~fedlib.reporting.profiles.run_label`.
+- the one-task studies (Tables 1, 4, 5, 6, Figure 5): :class:`Study` (the preset, the CPU-scale
+  CIFAR-10 reduction, the run label).
 
 A run at the paper's scale is labelled ``paper`` whatever the notebook's profile, so a run that
 two notebooks (or two profiles) share is one stored result.
 """
 
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from fedlib.core.errors import FedlibError, check_choice
 from fedlib.reporting.profiles import run_label
@@ -70,14 +72,6 @@ def expand_tasks(names) -> list:
     return list(dict.fromkeys(out))
 
 
-def check_methods(names, known=METHODS, what: str = "method") -> list:
-    """``names`` (a list), after checking that every one is in ``known``."""
-    for m in names:
-        if m not in known:
-            raise FedlibError(f"unknown {what} {m!r}", f"choose from {list(known)}")
-    return list(names)
-
-
 def is_reduced(task: str, profile: str, rounds: int | None = None) -> tuple[bool, list]:
     """(does ``profile`` (or the ``rounds`` knob) change the paper-scale preset of ``task``?, the
     overrides it adds)."""
@@ -104,12 +98,18 @@ def task_config(method: str, task: str, profile: str, rounds: int | None = None,
     return RunConfig.from_preset(f"{method}-{suffix}").with_overrides([*over, *scale, *extra, f"profile={label}"])
 
 
-def scale_note(tasks, profile: str, rounds: int | None = None) -> tuple[list, str]:
+def scale_summary(tasks, profile: str, rounds: int | None = None) -> tuple[list, str]:
     """(the tasks of ``tasks`` that ``profile`` reduces, the note a comparison row carries about it)."""
     reduced = [t for t in tasks if is_reduced(t, profile, rounds)[0]]
     note = "paper scale" if not reduced else \
         f"{profile} profile: reduced runs ({', '.join(reduced)}), not the paper's settings"
     return reduced, note
+
+
+def task_scale(task: str, reduced, profile: str) -> str:
+    """The note of a row measured on one task: ``paper scale``, or the profile's reduced run
+    (``reduced``: the first item of :func:`scale_summary`)."""
+    return "paper scale" if task not in reduced else f"{profile} profile: reduced run"
 
 
 def target_rounds(summary: dict, task: str):
@@ -124,16 +124,51 @@ SINGLE_TASKS = {"adult": "adult-gender", "cifar10": "cifar10"}  # task knob -> p
 CPU_CV_SUBSET = ["model.name=cnn", "data.max_train=5000", "data.max_test=1000"]
 
 
-def single_task(task: str, profile: str, reduce=(), cpu_cv=CPU_CV) -> tuple[str, list]:
-    """(preset suffix, overrides) of a one-task notebook: the profile's ``reduce`` list, plus
-    ``cpu_cv`` on CIFAR-10 below the ``paper`` profile (a CPU cannot train ResNet-18 in minutes)."""
-    check_choice("task", task, tuple(SINGLE_TASKS))
-    reduce = list(reduce)
-    if task == "cifar10" and profile != "paper":
-        reduce += list(cpu_cv)
-    return SINGLE_TASKS[task], reduce
+@dataclass(frozen=True)
+class Study:
+    """The runs of a one-task notebook: ``task`` (a :data:`SINGLE_TASKS` name) at ``profile`` for
+    ``rounds`` rounds, with the profile's ``reduce`` overrides, plus ``cpu_cv`` on CIFAR-10 below
+    the ``paper`` profile (a CPU cannot train ResNet-18 in minutes). ``paper_knobs``: the notebook's
+    own scale knobs (Table 4: clients_scale, eval_every) are at the paper's values."""
+
+    task: str
+    profile: str
+    rounds: int
+    reduce: tuple = ()
+    cpu_cv: tuple = tuple(CPU_CV)
+    paper_knobs: bool = True
+
+    def __post_init__(self):
+        check_choice("task", self.task, tuple(SINGLE_TASKS))
+
+    @property
+    def preset(self) -> str:
+        """The preset suffix: ``<method>-<preset>`` names the paper-scale preset of a method."""
+        return SINGLE_TASKS[self.task]
+
+    @property
+    def reductions(self) -> list:
+        """Every override that reduces the paper's setting (``reduce`` + ``cpu_cv`` where it applies)."""
+        cv = list(self.cpu_cv) if self.task == "cifar10" and self.profile != "paper" else []
+        return [*self.reduce, *cv]
+
+    @property
+    def paper_scale(self) -> bool:
+        return self.paper_knobs and not self.reductions and self.rounds == PAPER_ROUNDS
+
+    @property
+    def label(self) -> str:
+        """The runs' label in the result store (:func:`~fedlib.reporting.profiles.run_label`)."""
+        return run_label(self.profile, self.paper_scale)
+
+    def config(self, method: str, overrides=(), seed: int = 0):
+        """The run of ``method`` with the notebook's ``overrides`` (the studied setting) on top of the preset."""
+        from fedlib.experiments import RunConfig
+
+        return RunConfig.from_preset(f"{method}-{self.preset}").with_overrides(
+            [*overrides, *self.reductions, f"rounds={self.rounds}", f"seed={seed}", f"profile={self.label}"])
 
 
-def data_variants(task: str, alphas) -> list:
+def alpha_variants(task: str, alphas) -> list:
     """The data overrides a one-task notebook averages over: one per Dirichlet x on CIFAR-10."""
     return [[f"data.alpha={a}"] for a in alphas] if task == "cifar10" else [[]]

@@ -13,7 +13,7 @@ import os
 
 import pandas as pd
 
-from fedlib.core.errors import check_choice
+from fedlib.core.errors import FedlibError, check_choice
 
 PROFILES = ("smoke", "cpu", "paper")
 
@@ -51,6 +51,16 @@ def apply_knobs(defaults: dict, namespace: dict, lists=()) -> dict:
             value = [value]
         settings[key] = value
     return settings
+
+
+def check_names(names, known, what: str, knob: str | None = None) -> list:
+    """``names`` as a list, after checking that each is one of ``known`` (``what`` and ``knob`` name
+    them in the error: ``unknown method 'x' in reduced_methods``)."""
+    for name in names:
+        if name not in known:
+            raise FedlibError(f"unknown {what} {name!r}" + (f" in {knob}" if knob else ""),
+                              f"choose from {list(known)}")
+    return list(names)
 
 
 def show_settings(settings: dict, profile: str) -> pd.DataFrame:

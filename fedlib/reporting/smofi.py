@@ -92,7 +92,7 @@ def smofi_participations(profile: str, names) -> dict:
     return {name: known[name] for name in names}
 
 
-def smofi_runs(profile: str, label: str, settings: dict):
+def smofi_configs(profile: str, label: str, settings: dict):
     """``config(dataset, algorithm, seed, participation, **extra)``: :func:`smofi_config` with a
     notebook's scale knobs (``settings``: model, cut, max_test, rounds) and run label."""
 
