@@ -17,7 +17,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from fedlib.core.errors import FedlibError, check_choice
-from fedlib.reporting.profiles import run_label
+from fedlib.reporting.profiles import check_names, run_label
 
 PAPER_ROUNDS = 400  # T of every paper-scale FedQS run
 
@@ -70,6 +70,11 @@ def expand_tasks(names) -> list:
         else:
             raise FedlibError(f"unknown task {name!r}", f"choose from {sorted(TASK_GROUPS)} or {sorted(TASKS)}")
     return list(dict.fromkeys(out))
+
+
+def method_names(names=None) -> list:
+    """The methods a ``methods`` knob names (checked against :data:`METHODS`); none named: all thirteen."""
+    return check_names(names or list(METHODS), METHODS, "method")
 
 
 def is_reduced(task: str, profile: str, rounds: int | None = None) -> tuple[bool, list]:

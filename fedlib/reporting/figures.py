@@ -15,6 +15,16 @@ def save_figure(fig, name: str, profile: str, group: str = "") -> Path:
     return path
 
 
+def show_paired(diffs: pd.DataFrame, name: str, profile: str, group: str = "", label: str = "comparison"):
+    """:func:`paired_interval_plot` of ``diffs`` (when there are any), saved as ``name`` and shown."""
+    if len(diffs):
+        import matplotlib.pyplot as plt
+
+        g = paired_interval_plot(diffs, label)
+        save_figure(g.figure, name, profile, group)
+        plt.show()
+
+
 def paired_interval_plot(diffs: pd.DataFrame, label: str = "comparison", height: float = 2.8):
     """Point-and-interval plot of paired differences (rows of ``mean``/``lo``/``hi`` per ``label``),
     one panel per ``metric`` (rows) × ``participation`` (columns), a grey line at zero. Returns the

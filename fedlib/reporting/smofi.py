@@ -7,6 +7,7 @@ explicitly on top, so a run two notebooks share (FedAvg, SMoFi at α = −0.1) i
 from __future__ import annotations
 
 from fedlib.core.errors import FedlibError
+from fedlib.reporting.profiles import apply_knobs
 
 SMOFI_PRESET = {"smoke": "sflv1-cifar10-smoke", "cpu": "sflv1-cifar10-cpu", "paper": "sflv1-cifar10"}
 SMOFI_BATCH = {"cifar10": 32, "cifar100": 32, "tinyimagenet": 64}  # SMoFi spec §4 [D]
@@ -80,6 +81,17 @@ def smofi_label(settings: dict, defaults: dict, profile: str, knobs=SMOFI_SCALE_
     """The run label of a SMoFi notebook: ``profile`` while every scale knob keeps the profile's
     value (``defaults``), ``custom`` once one is changed."""
     return profile if all(settings[k] == defaults[k] for k in knobs) else "custom"
+
+
+def smofi_settings(settings_by_profile: dict, profile: str, namespace: dict, lists=(),
+                   knobs=SMOFI_SCALE_KNOBS) -> tuple[dict, dict, str]:
+    """A SMoFi notebook's settings: (the profile's settings with the knobs of ``namespace`` applied
+    (:func:`~fedlib.reporting.profiles.apply_knobs`), the participation settings they name
+    (:func:`smofi_participations`), the run label (:func:`smofi_label`))."""
+    defaults = settings_by_profile[profile]
+    settings = apply_knobs(defaults, namespace, lists)
+    return (settings, smofi_participations(profile, settings.get("participations", ())),
+            smofi_label(settings, defaults, profile, knobs))
 
 
 def smofi_participations(profile: str, names) -> dict:

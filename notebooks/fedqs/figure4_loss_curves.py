@@ -74,13 +74,13 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from fedlib.reporting import check_names, comparison, run_all, save_comparison, save_figure
-from fedlib.reporting.fedqs import METHODS, TASKS, expand_tasks, is_reduced, task_config
+from fedlib.reporting import comparison, run_all, save_comparison, save_figure
+from fedlib.reporting.fedqs import METHODS, TASKS, expand_tasks, is_reduced, method_names, task_config
 
 sns.set_theme(style="whitegrid", context="notebook")
 GROUP = "fedqs"
 task_list = expand_tasks(S["tasks"])
-method_list = check_names(S["methods"] or list(METHODS), METHODS, "method")
+method_list = method_names(S["methods"])
 
 
 def seeds_on(task):

@@ -89,13 +89,13 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.reporting import check_names, comparison, run_all, save_comparison, save_figure
-from fedlib.reporting.fedqs import (METHODS, TASKS, expand_tasks, is_reduced, scale_summary, target_rounds,
-                                   task_config, task_scale)
+from fedlib.reporting.fedqs import (METHODS, TASKS, expand_tasks, is_reduced, method_names, scale_summary,
+                                   target_rounds, task_config, task_scale)
 
 sns.set_theme(style="whitegrid", context="notebook")
 GROUP = "fedqs"
 task_list = expand_tasks(S["tasks"])
-method_list = check_names(S["methods"] or list(METHODS), METHODS, "method")
+method_list = method_names(S["methods"])
 check_names(S["reduced_methods"] or [], METHODS, "method", "reduced_methods")
 
 

@@ -77,13 +77,14 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from fedlib.reporting import check_names, comparison, run_all, save_comparison, save_figure
-from fedlib.reporting.fedqs import METHODS, TASKS, expand_tasks, scale_summary, target_rounds, task_config, task_scale
+from fedlib.reporting import comparison, run_all, save_comparison, save_figure
+from fedlib.reporting.fedqs import (METHODS, TASKS, expand_tasks, method_names, scale_summary, target_rounds,
+                                   task_config, task_scale)
 
 sns.set_theme(style="whitegrid", context="notebook")
 GROUP = "fedqs"
 task_list = expand_tasks(S["tasks"])
-method_list = check_names(S["methods"] or list(METHODS), METHODS, "method")
+method_list = method_names(S["methods"])
 cells, cfgs = [], []
 for t in task_list:
     for m in method_list:

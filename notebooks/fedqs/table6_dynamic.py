@@ -70,7 +70,6 @@ show_settings(settings, profile)
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 import seaborn as sns
 

@@ -71,9 +71,9 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from fedlib.reporting import (SMOFI_SCALE_KNOBS, apply_knobs, comparison, curve_metrics, paired_difference,
-                              resolve_profile, run_or_load, save_comparison, save_figure, show_settings, smofi_configs,
-                              smofi_label, verdict)
+from fedlib.reporting import (SMOFI_SCALE_KNOBS, comparison, curve_metrics, paired_difference, resolve_profile,
+                              run_or_load, save_comparison, save_figure, show_settings, smofi_configs, smofi_settings,
+                              verdict)
 from fedlib.split.sfl import prepare_data
 from fedlib.split.smofi import step_count_spread
 from fedlib.train.config import batches_per_epoch
@@ -97,11 +97,10 @@ SETTINGS = {
 }
 PART = {"smoke": "full", "cpu": "full", "paper": "partial"}[profile]  # fedlib.reporting.SMOFI_PARTICIPATION
 LISTS = {"ablations", "alphas", "client_counts", "architectures", "optimizers", "seeds", "optimizer_seeds"}
-settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
-S = settings
-# the profile's name as run label at its own scale; a changed scale knob (or adam_lr) makes it "custom"
-LABEL = smofi_label(S, SETTINGS[profile], profile, (*SMOFI_SCALE_KNOBS, "adam_lr"))
-show_settings({**settings, "participation setting": PART, "run label": LABEL}, profile)
+# knobs set above override the profile; LABEL: the profile's name at its own scale, "custom" once a scale knob
+# (or adam_lr) changes
+S, _, LABEL = smofi_settings(SETTINGS, profile, globals(), LISTS, (*SMOFI_SCALE_KNOBS, "adam_lr"))
+show_settings({**S, "participation setting": PART, "run label": LABEL}, profile)
 
 
 # %%

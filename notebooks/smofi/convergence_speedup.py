@@ -74,10 +74,9 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from fedlib.reporting import (PAPER_TINYIMAGENET_ROUNDS, SMOFI_DATASETS, SMOFI_METHODS, apply_knobs, comparison,
-                              curve_metrics, dataset_missing, paired_difference, resolve_profile, run_or_load,
-                              save_comparison, save_figure, show_settings, smofi_configs, smofi_label,
-                              smofi_participations, smofi_scale_note, verdict)
+from fedlib.reporting import (PAPER_TINYIMAGENET_ROUNDS, SMOFI_DATASETS, SMOFI_METHODS, comparison, curve_metrics,
+                              dataset_missing, paired_difference, resolve_profile, run_or_load, save_comparison,
+                              save_figure, show_settings, smofi_configs, smofi_scale_note, smofi_settings, verdict)
 
 profile = resolve_profile(profile)
 
@@ -101,11 +100,10 @@ SETTINGS = {  # the scale knobs (rounds, model, cut, max_test) equal main_accura
                   model="resnet18", cut="layer1", max_test=None, last=10, workers=1),
 }
 LISTS = {"datasets", "pairs", "partial_pairs", "participations", "targets", "seeds"}  # knobs that hold lists
-settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
-S = settings
-PARTICIPATION = smofi_participations(profile, S["participations"])  # clients, per round, training images, rounds
-LABEL = smofi_label(S, SETTINGS[profile], profile)  # the profile's name at its own scale, else "custom"
-show_settings({**settings, "participation settings": PARTICIPATION, "run label": LABEL}, profile)
+# knobs set above override the profile; PARTICIPATION: clients, per round, training images, rounds of each setting
+# run; LABEL: the profile's name while the scale knobs keep the profile's values, else "custom"
+S, PARTICIPATION, LABEL = smofi_settings(SETTINGS, profile, globals(), LISTS)
+show_settings({**S, "participation settings": PARTICIPATION, "run label": LABEL}, profile)
 
 # %% [markdown]
 # Every run is `fedlib.reporting.smofi_config(profile, dataset, algorithm, seed, participation, ...)`

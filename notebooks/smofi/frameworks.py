@@ -69,10 +69,9 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from fedlib.reporting import (PAPER_FRAMEWORKS, PAPER_TINYIMAGENET_ROUNDS, apply_knobs, comparison, curve_metrics,
-                              dataset_missing, paired_difference, paired_interval_plot, resolve_profile, run_or_load,
-                              save_comparison, save_figure, show_settings, smofi_label, smofi_participations,
-                              smofi_configs, smofi_scale_note, verdict)
+from fedlib.reporting import (PAPER_FRAMEWORKS, PAPER_TINYIMAGENET_ROUNDS, comparison, curve_metrics, dataset_missing,
+                              paired_difference, resolve_profile, run_or_load, save_comparison, save_figure,
+                              show_paired, show_settings, smofi_configs, smofi_scale_note, smofi_settings, verdict)
 
 profile = resolve_profile(profile)
 
@@ -91,11 +90,10 @@ SETTINGS = {  # the scale knobs (rounds, model, cut, max_test) equal main_accura
                   workers=1),
 }
 LISTS = {"datasets", "frameworks", "participations", "seeds"}  # knobs that hold lists
-settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
-S = settings
-PARTICIPATION = smofi_participations(profile, S["participations"])  # clients, per round, training images, rounds
-LABEL = smofi_label(S, SETTINGS[profile], profile)  # the profile's name at its own scale, else "custom"
-show_settings({**settings, "participation settings": PARTICIPATION, "run label": LABEL}, profile)
+# knobs set above override the profile; PARTICIPATION: clients, per round, training images, rounds of each setting
+# run; LABEL: the profile's name while the scale knobs keep the profile's values, else "custom"
+S, PARTICIPATION, LABEL = smofi_settings(SETTINGS, profile, globals(), LISTS)
+show_settings({**S, "participation settings": PARTICIPATION, "run label": LABEL}, profile)
 
 
 # %%
@@ -184,10 +182,7 @@ for d, part in dict.fromkeys(k[:2] for k in hist):
                           "verdict": verdict(r)})
 diffs = pd.DataFrame(diffs, columns=["dataset", "participation", "comparison", "metric", "mean", "lo", "hi", "n",
                                      "per seed", "verdict"])
-if len(diffs):
-    g = paired_interval_plot(diffs)
-    save_figure(g.figure, "frameworks_paired", profile, "smofi")
-    plt.show()
+show_paired(diffs, "frameworks_paired", profile, "smofi")
 diffs.round(2)
 
 # %% [markdown]

@@ -76,10 +76,10 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.experiments.metrics import rounds_to_target
-from fedlib.reporting import (PAPER_ACCURACY, SMOFI_DATASETS, SMOFI_METHODS, apply_knobs, comparison, curve_metrics,
-                              dataset_missing, paired_difference, paired_interval_plot, resolve_profile, run_or_load,
-                              save_comparison, save_figure, show_settings, smofi_label, smofi_participations,
-                              smofi_configs, smofi_scale_note, verdict)
+from fedlib.reporting import (PAPER_ACCURACY, SMOFI_DATASETS, SMOFI_METHODS, comparison, curve_metrics,
+                              dataset_missing, paired_difference, resolve_profile, run_or_load, save_comparison,
+                              save_figure, show_paired, show_settings, smofi_configs, smofi_scale_note,
+                              smofi_settings, verdict)
 
 profile = resolve_profile(profile)
 
@@ -100,11 +100,10 @@ SETTINGS = {
                   max_test=None, last=10, workers=1),
 }
 LISTS = {"datasets", "methods", "partial_methods", "participations", "seeds"}  # knobs that hold lists
-settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
-S = settings
-PARTICIPATION = smofi_participations(profile, S["participations"])  # clients, per round, training images, rounds
-LABEL = smofi_label(S, SETTINGS[profile], profile)  # the profile's name at its own scale, else "custom"
-show_settings({**settings, "participation settings": PARTICIPATION, "run label": LABEL}, profile)
+# knobs set above override the profile; PARTICIPATION: clients, per round, training images, rounds of each setting
+# run; LABEL: the profile's name while the scale knobs keep the profile's values, else "custom"
+S, PARTICIPATION, LABEL = smofi_settings(SETTINGS, profile, globals(), LISTS)
+show_settings({**S, "participation settings": PARTICIPATION, "run label": LABEL}, profile)
 
 # %% [markdown]
 # Every run starts from the profile's split-FL preset (`sflv1-cifar10-smoke`, `sflv1-cifar10-cpu`,
@@ -190,10 +189,7 @@ for d in S["datasets"]:
                               "metric": metric, "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"],
                               "per seed": r["diffs"], "verdict": verdict(r)})
 diffs = pd.DataFrame(diffs)
-if len(diffs):
-    g = paired_interval_plot(diffs)
-    save_figure(g.figure, "main_accuracy_paired", profile, "smofi")
-    plt.show()
+show_paired(diffs, "main_accuracy_paired", profile, "smofi")
 diffs.round(2)
 
 # %% [markdown]
