@@ -65,95 +65,36 @@ settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above o
 S = settings
 show_settings(settings, profile)
 
-# %%
-import os
+# %% [markdown]
+# Methods, tasks and the per-profile scale are Table 2's (`fedlib.reporting.fedqs`): at `cpu` the
+# CIFAR-10 runs are Table 2's runs.
 
+# %%
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 import seaborn as sns
-from tqdm.auto import tqdm
 
-from fedlib.core.errors import FedlibError
-from fedlib.experiments import ResultStore, RunConfig, run, sweep
-from fedlib.reporting import comparison, project_root, save_comparison, save_figure
+from fedlib.reporting import comparison, run_all, save_comparison, save_figure
+from fedlib.reporting.fedqs import METHODS, TASKS, expand_tasks, is_reduced, method_names, task_config
 
 sns.set_theme(style="whitegrid", context="notebook")
-STORE = ResultStore(os.environ.get("FEDLIB_RESULTS") or project_root() / "results")
 GROUP = "fedqs"
-
-METHODS = {
-    "fedavg": ("FedAvg", "model"), "safa": ("SAFA", "model"), "fedat": ("FedAT", "model"),
-    "m-step": ("M-step", "model"), "fedqs-avg": ("FedQS-Avg", "model"),
-    "fedsgd": ("FedSGD", "gradient"), "fedbuff": ("FedBuff", "gradient"), "wkafl": ("WKAFL", "gradient"),
-    "fedac": ("FedAC", "gradient"), "defedavg": ("DeFedAvg", "gradient"), "fadas": ("FADAS", "gradient"),
-    "cfl": ("CFL", "gradient"), "fedqs-sgd": ("FedQS-SGD", "gradient"),
-}
-TASKS = {  # same definitions as Table 2
-    "cifar10-x0.1": ("cifar10", ["data.alpha=0.1"], "CV x=0.1"),
-    "cifar10-x0.5": ("cifar10", ["data.alpha=0.5"], "CV x=0.5"),
-    "cifar10-x1": ("cifar10", ["data.alpha=1.0"], "CV x=1"),
-    "shakespeare": ("shakespeare", [], "NLP R=100"),
-    "adult-gender": ("adult-gender", [], "RWD Gender"),
-    "adult-ethnicity": ("adult-ethnicity", [], "RWD Ethnicity"),
-}
-SCALE = {
-    "smoke": {"adult": ["safl.clients=10", "safl.k=3", "rounds=5", "data.max_train=2000"],
-              "cifar10": ["model.name=cnn", "safl.clients=10", "safl.k=3", "rounds=3", "data.max_train=500",
-                          "data.max_test=200"],
-              "shakespeare": ["safl.clients=10", "safl.k=3", "rounds=3", "data.max_train=500", "data.max_test=200"]},
-    "cpu": {"adult": [],
-            "cifar10": ["model.name=cnn3", "rounds=50"],  # Table 1's CPU-scale CV task
-            "shakespeare": ["rounds=100", "data.max_train=5000", "data.max_test=1000"]},
-    "paper": {"adult": [], "cifar10": [], "shakespeare": []},
-}
-
-
-def is_reduced(task):
-    """True when this profile (or the rounds knob) changes the paper-scale preset of ``task``."""
-    if task not in TASKS:
-        raise FedlibError(f"unknown task {task!r}", f"choose from {list(TASKS)}")
-    suffix, over = TASKS[task][:2]
-    scale = list(SCALE[profile][suffix.split("-")[0]])
-    if S["rounds"] is not None:
-        scale.append(f"rounds={S['rounds']}")
-    base = RunConfig.from_preset(f"fedavg-{suffix}").with_overrides(over)
-    return base.with_overrides(scale).config_hash() != base.config_hash(), scale
-
-
-def task_config(method, task, extra=()):
-    """The run of ``method`` on ``task`` at this profile (preset + the profile's reductions + extra).
-    Runs at the paper's scale are labelled ``paper`` (shared by the cpu and paper reports)."""
-    suffix, over = TASKS[task][:2]
-    reduced, scale = is_reduced(task)
-    label = ("custom" if profile == "paper" else profile) if reduced else "paper"
-    return RunConfig.from_preset(f"{method}-{suffix}").with_overrides([*over, *scale, *extra, f"profile={label}"])
-
-
-def run_all(cfgs, desc):
-    """RunResult of every config: from the store when finished, else computed (and stored)."""
-    if S["workers"] and S["workers"] > 1:
-        sweep(cfgs, backend="local", workers=S["workers"], store=STORE)
-    return [run(c, store=STORE) for c in tqdm(cfgs, desc=desc, unit="run")]
-
-
-method_list = S["methods"] or list(METHODS)
-for m in method_list:
-    if m not in METHODS:
-        raise FedlibError(f"unknown method {m!r}", f"choose from {list(METHODS)}")
+task_list = expand_tasks(S["tasks"])
+method_list = method_names(S["methods"])
 
 
 def seeds_on(task):
     """The seeds run on ``task``: ``seeds``, or ``reduced_seeds`` where the profile reduces it."""
-    return S["seeds"] if S["reduced_seeds"] is None or not is_reduced(task)[0] else S["reduced_seeds"]
+    return S["seeds"] if S["reduced_seeds"] is None or not is_reduced(task, profile, S["rounds"])[0] \
+        else S["reduced_seeds"]
 
 
-cells = [(t, m, s) for t in S["tasks"] for m in method_list for s in seeds_on(t)]
-cfgs = [task_config(m, t).replace(seed=s) for t, m, s in cells]
+cells = [(t, m, s) for t in task_list for m in method_list for s in seeds_on(t)]
+cfgs = [task_config(m, t, profile, S["rounds"]).replace(seed=s) for t, m, s in cells]
 print(f"{len(cfgs)} runs")
 
 # %%
-results = run_all(cfgs, "Figure 4")
+results = run_all(cfgs, "Figure 4", S["workers"])
 
 # %%
 curves = []
@@ -167,8 +108,8 @@ curves = pd.concat(curves, ignore_index=True)
 
 # %%
 aggs = [a for a in ("model", "gradient") if any(METHODS[m][1] == a for m in method_list)]
-fig, axes = plt.subplots(len(S["tasks"]), len(aggs), figsize=(7 * len(aggs), 3.8 * len(S["tasks"])), squeeze=False)
-for i, task in enumerate(S["tasks"]):
+fig, axes = plt.subplots(len(task_list), len(aggs), figsize=(7 * len(aggs), 3.8 * len(task_list)), squeeze=False)
+for i, task in enumerate(task_list):
     for j, agg in enumerate(aggs):
         ax = axes[i][j]
         sub = curves[(curves["task"] == task) & (curves["aggregation"] == agg)]
@@ -199,8 +140,8 @@ final = last.groupby(["task", "aggregation", "method"])["final_loss"].mean().res
 final["rank"] = final.groupby(["task", "aggregation"])["final_loss"].rank(method="min")
 display_table = final.pivot_table(index=["aggregation", "method"], columns="task", values="final_loss").round(4)
 out = []
-for task in S["tasks"]:
-    reduced = is_reduced(task)[0]
+for task in task_list:
+    reduced = is_reduced(task, profile, S["rounds"])[0]
     note = (f"{profile} profile: reduced run, not the paper's setting" if reduced else "paper scale") + \
         f"; {len(seeds_on(task))} seed(s); paper: FedQS has the lowest loss"
     for fedqs, agg in (("FedQS-Avg", "model"), ("FedQS-SGD", "gradient")):

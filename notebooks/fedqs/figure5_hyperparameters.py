@@ -72,59 +72,36 @@ S = settings
 show_settings(settings, profile)
 
 # %%
-import os
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-from tqdm.auto import tqdm
 
-from fedlib.core.errors import FedlibError, check_choice
-from fedlib.experiments import ResultStore, RunConfig, metrics, run, sweep
-from fedlib.reporting import comparison, project_root, save_comparison, save_figure
+from fedlib.experiments import metrics
+from fedlib.reporting import check_names, comparison, run_all, save_comparison, save_figure
+from fedlib.reporting.fedqs import CPU_CV_SUBSET, METHODS as ALL_METHODS, Study
 
 sns.set_theme(style="whitegrid", context="notebook")
-STORE = ResultStore(os.environ.get("FEDLIB_RESULTS") or project_root() / "results")
 GROUP = "fedqs"
-check_choice("task", S["task"], ("adult", "cifar10"))
-for name in S["grids"]:
-    if name not in DEFAULTS:
-        raise FedlibError(f"unknown hyperparameter {name!r}", f"choose from {list(DEFAULTS)}")
-
-METHODS = {"fedavg": "FedAvg", "fedsgd": "FedSGD", "fedqs-avg": "FedQS-Avg", "fedqs-sgd": "FedQS-SGD"}
-PRESET = {"adult": "adult-gender", "cifar10": "cifar10"}[S["task"]]
-reduce = list(S["reduce"])
-if S["task"] == "cifar10" and profile != "paper":
-    reduce += ["model.name=cnn", "data.max_train=5000", "data.max_test=1000"]  # a CPU cannot train ResNet-18
-paper_scale = not reduce and S["rounds"] == 400
-LABEL = "paper" if paper_scale else ("custom" if profile == "paper" else profile)  # run label in the store
+check_names(S["grids"], DEFAULTS, "hyperparameter")
+METHODS = {m: ALL_METHODS[m][0] for m in ("fedavg", "fedsgd", "fedqs-avg", "fedqs-sgd")}
+# CIFAR-10 below `paper`: the small `cnn` on 5,000 training images (a CPU cannot train ResNet-18)
+study = Study(S["task"], profile, S["rounds"], S["reduce"], cpu_cv=CPU_CV_SUBSET)
+paper_scale = study.paper_scale
 KEY = {"eta0": "local.lr", "a": "options.a", "m0": "options.m0", "k": "options.k"}
-
-
-def run_all(cfgs, desc):
-    """RunResult of every config: from the store when finished, else computed (and stored)."""
-    if S["workers"] and S["workers"] > 1:
-        sweep(cfgs, backend="local", workers=S["workers"], store=STORE)
-    return [run(c, store=STORE) for c in tqdm(cfgs, desc=desc, unit="run")]
-
-
 cells, cfgs, seen = [], [], {}
 for hp, values in S["grids"].items():
     methods = list(METHODS) if hp == "eta0" else ["fedqs-avg", "fedqs-sgd"]
     for method in methods:
         for value in values:
             for seed in S["seeds"]:
-                cfg = RunConfig.from_preset(f"{method}-{PRESET}").with_overrides(
-                    [f"{KEY[hp]}={value}", *reduce, f"rounds={S['rounds']}", f"seed={seed}",
-                     f"profile={LABEL}"])
                 cells.append((hp, value, METHODS[method], seed))
-                cfgs.append(cfg)
+                cfgs.append(study.config(method, [f"{KEY[hp]}={value}"], seed))
 unique = len({c.config_hash() for c in cfgs})
 print(f"{len(cfgs)} grid cells, {unique} distinct runs (the defaults are shared between the sweeps)")
 
 # %%
-results = run_all(cfgs, "Figure 5")
+results = run_all(cfgs, "Figure 5", S["workers"])
 
 # %%
 rows = []

@@ -72,60 +72,36 @@ S = settings
 show_settings(settings, profile)
 
 # %%
-import os
-
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 import seaborn as sns
-from tqdm.auto import tqdm
 
-from fedlib.core.errors import check_choice
-from fedlib.experiments import ResultStore, RunConfig, run, sweep
-from fedlib.reporting import comparison, project_root, save_comparison, save_figure
+from fedlib.reporting import comparison, run_all, save_comparison, save_figure
+from fedlib.reporting.fedqs import Study
 
 sns.set_theme(style="whitegrid", context="notebook")
-STORE = ResultStore(os.environ.get("FEDLIB_RESULTS") or project_root() / "results")
 GROUP = "fedqs"
-check_choice("task", S["task"], ("adult", "cifar10"))
-
-# preset suffix and the two data splits of each task
-PRESET = {"adult": "adult-gender", "cifar10": "cifar10"}[S["task"]]
+# CIFAR-10 below `paper`: the SAFL-gap study's small CNN cnn3 (not the paper's Table 1 model)
+study = Study(S["task"], profile, S["rounds"], S["reduce"])
+paper_scale = study.paper_scale
+# the two data splits of each task
 SPLITS = {
     "IID": ["data.partition=iid"],
     "non-IID": ["data.partition=sex"] if S["task"] == "adult" else ["data.partition=dirichlet", f"data.alpha={S['alpha']}"],
 }
-reduce = list(S["reduce"])
-if S["task"] == "cifar10" and profile != "paper":
-    # a CPU cannot train ResNet-18 in minutes: the SAFL-gap study's small CNN (not the paper's Table 1 model)
-    reduce += ["model.name=cnn3"]
-paper_scale = not reduce and S["rounds"] == 400
-LABEL = "paper" if paper_scale else ("custom" if profile == "paper" else profile)  # run label in the store
 MODES = {"synchronous": "sync", "semi-asynchronous": "semi-async"}
 METHODS = {"FedSGD (gradient)": "fedsgd", "FedAvg (model)": "fedavg"}
-
-
-def run_all(cfgs, desc):
-    """RunResult of every config: from the store when finished, else computed (and stored)."""
-    if S["workers"] and S["workers"] > 1:
-        sweep(cfgs, backend="local", workers=S["workers"], store=STORE)
-    return [run(c, store=STORE) for c in tqdm(cfgs, desc=desc, unit="run")]
-
-
 cells, cfgs = [], []
 for split, split_over in SPLITS.items():
     for mode_label, mode in MODES.items():
         for method_label, method in METHODS.items():
             for seed in (S["seeds"] if mode == "semi-async" else S["seeds"][:S["sync_seeds"]]):
-                cfg = RunConfig.from_preset(f"{method}-{PRESET}").with_overrides(
-                    [*split_over, f"safl.mode={mode}", *reduce, f"rounds={S['rounds']}", f"seed={seed}",
-                     f"profile={LABEL}"])
                 cells.append((split, mode_label, method_label, seed))
-                cfgs.append(cfg)
+                cfgs.append(study.config(method, [*split_over, f"safl.mode={mode}"], seed))
 print(f"{len(cfgs)} runs on {S['task']} ({'paper scale' if paper_scale else 'reduced'})")
 
 # %%
-results = run_all(cfgs, "Table 1")
+results = run_all(cfgs, "Table 1", S["workers"])
 
 # %%
 rows = []

@@ -63,9 +63,9 @@ workers = None     # >1: run the missing cells in a local process pool first (fe
 # %%
 # NBVAL_CHECK_OUTPUT
 from fedlib.reporting import apply_knobs, resolve_profile, show_settings
+from fedlib.reporting.fedqs import ALL_TASKS
 
 profile = resolve_profile(profile)
-ALL_TASKS = ["cifar10-x0.1", "cifar10-x0.5", "cifar10-x1", "shakespeare", "adult-gender", "adult-ethnicity"]
 SETTINGS = {
     "smoke": dict(tasks=["adult-gender"], methods=None, reduced_methods=None, seeds=[0], rounds=None, workers=1),
     "cpu": dict(tasks=["cifar10", "adult-gender"], methods=None,
@@ -78,127 +78,50 @@ settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above o
 S = settings
 show_settings(settings, profile)
 
-# %%
-import os
+# %% [markdown]
+# Methods, tasks and what each profile changes on top of the paper-scale presets are
+# `fedlib.reporting.fedqs` (`METHODS`, `TASKS`, `SCALE`), shared with Table 3 and Figure 4.
 
+# %%
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-from tqdm.auto import tqdm
 
-from fedlib.core.errors import FedlibError
-from fedlib.experiments import ResultStore, RunConfig, run, sweep
-from fedlib.reporting import comparison, project_root, save_comparison, save_figure
+from fedlib.reporting import check_names, comparison, run_all, save_comparison, save_figure
+from fedlib.reporting.fedqs import (METHODS, TASKS, expand_tasks, is_reduced, method_names, scale_summary,
+                                   target_rounds, task_config, task_scale)
 
 sns.set_theme(style="whitegrid", context="notebook")
-STORE = ResultStore(os.environ.get("FEDLIB_RESULTS") or project_root() / "results")
 GROUP = "fedqs"
-
-# method -> (label, aggregation); registry names (fedlib.safl.algorithms)
-METHODS = {
-    "fedavg": ("FedAvg", "model"), "safa": ("SAFA", "model"), "fedat": ("FedAT", "model"),
-    "m-step": ("M-step", "model"), "fedqs-avg": ("FedQS-Avg", "model"),
-    "fedsgd": ("FedSGD", "gradient"), "fedbuff": ("FedBuff", "gradient"), "wkafl": ("WKAFL", "gradient"),
-    "fedac": ("FedAC", "gradient"), "defedavg": ("DeFedAvg", "gradient"), "fadas": ("FADAS", "gradient"),
-    "cfl": ("CFL", "gradient"), "fedqs-sgd": ("FedQS-SGD", "gradient"),
-}
-# task -> (preset suffix, overrides, label as in the paper's Table 2, target fraction of conv. accuracy)
-TASKS = {
-    "cifar10-x0.1": ("cifar10", ["data.alpha=0.1"], "CV x=0.1", 0.95),
-    "cifar10-x0.5": ("cifar10", ["data.alpha=0.5"], "CV x=0.5", 0.95),
-    "cifar10-x1": ("cifar10", ["data.alpha=1.0"], "CV x=1", 0.95),
-    "shakespeare": ("shakespeare", [], "NLP R=100", 0.95),
-    "adult-gender": ("adult-gender", [], "RWD Gender", 0.98),
-    "adult-ethnicity": ("adult-ethnicity", [], "RWD Ethnicity", 0.98),
-}
-TASK_GROUPS = {"adult": ["adult-gender", "adult-ethnicity"], "cifar10": ["cifar10-x0.1", "cifar10-x0.5", "cifar10-x1"],
-               "shakespeare": ["shakespeare"]}
-# what each profile changes on top of the paper-scale presets, per dataset
-SCALE = {
-    "smoke": {"adult": ["safl.clients=10", "safl.k=3", "rounds=5", "data.max_train=2000"],
-              "cifar10": ["model.name=cnn", "safl.clients=10", "safl.k=3", "rounds=3", "data.max_train=500",
-                          "data.max_test=200"],
-              "shakespeare": ["safl.clients=10", "safl.k=3", "rounds=3", "data.max_train=500", "data.max_test=200"]},
-    "cpu": {"adult": [],
-            "cifar10": ["model.name=cnn3", "rounds=50"],  # Table 1's CPU-scale CV task
-            "shakespeare": ["rounds=100", "data.max_train=5000", "data.max_test=1000"]},
-    "paper": {"adult": [], "cifar10": [], "shakespeare": []},
-}
-
-
-def expand_tasks(names):
-    out = []
-    for name in names:
-        if name in TASK_GROUPS:
-            out += TASK_GROUPS[name]
-        elif name in TASKS:
-            out.append(name)
-        else:
-            raise FedlibError(f"unknown task {name!r}", f"choose from {sorted(TASK_GROUPS)} or {sorted(TASKS)}")
-    return list(dict.fromkeys(out))
-
-
-def is_reduced(task):
-    """True when this profile (or the rounds knob) changes the paper-scale preset of ``task``."""
-    suffix, over = TASKS[task][:2]
-    scale = list(SCALE[profile][suffix.split("-")[0]])
-    if S["rounds"] is not None:
-        scale.append(f"rounds={S['rounds']}")
-    base = RunConfig.from_preset(f"fedavg-{suffix}").with_overrides(over)
-    return base.with_overrides(scale).config_hash() != base.config_hash(), scale
-
-
-def task_config(method, task, extra=()):
-    """The run of ``method`` on ``task`` at this profile (preset + the profile's reductions + extra).
-    Runs at the paper's scale are labelled ``paper`` (shared by the cpu and paper reports)."""
-    suffix, over = TASKS[task][:2]
-    reduced, scale = is_reduced(task)
-    label = ("custom" if profile == "paper" else profile) if reduced else "paper"
-    return RunConfig.from_preset(f"{method}-{suffix}").with_overrides([*over, *scale, *extra, f"profile={label}"])
-
-
-def run_all(cfgs, desc):
-    """RunResult of every config: from the store when finished, else computed (and stored)."""
-    if S["workers"] and S["workers"] > 1:
-        sweep(cfgs, backend="local", workers=S["workers"], store=STORE)
-    return [run(c, store=STORE) for c in tqdm(cfgs, desc=desc, unit="run")]
-
-
 task_list = expand_tasks(S["tasks"])
-method_list = S["methods"] or list(METHODS)
-for m in method_list:
-    if m not in METHODS:
-        raise FedlibError(f"unknown method {m!r}", f"choose from {list(METHODS)}")
-for m in S["reduced_methods"] or []:
-    if m not in METHODS:
-        raise FedlibError(f"unknown method {m!r} in reduced_methods", f"choose from {list(METHODS)}")
+method_list = method_names(S["methods"])
+check_names(S["reduced_methods"] or [], METHODS, "method", "reduced_methods")
 
 
 def methods_on(task):
     """The methods run on ``task``: all of ``methods``, or only ``reduced_methods`` where the profile reduces it."""
-    if S["reduced_methods"] is None or not is_reduced(task)[0]:
+    if S["reduced_methods"] is None or not is_reduced(task, profile, S["rounds"])[0]:
         return method_list
     return [m for m in method_list if m in S["reduced_methods"]]
 
 
 cells = [(t, m, s) for t in task_list for m in methods_on(t) for s in S["seeds"]]
-cfgs = [task_config(m, t).replace(seed=s) for t, m, s in cells]
+cfgs = [task_config(m, t, profile, S["rounds"]).replace(seed=s) for t, m, s in cells]
 print(f"{len(cfgs)} runs: {len(task_list)} task(s) x {len(method_list)} method(s) x {len(S['seeds'])} seed(s)")
 
 # %%
-results = run_all(cfgs, "Table 2")
+results = run_all(cfgs, "Table 2", S["workers"])
 
 # %%
 rows = []
 for (task, method, seed), cfg, res in zip(cells, cfgs, results):
     s = res.summary
-    frac = TASKS[task][3]
     rows.append({
         "task": task, "paper_task": TASKS[task][2], "method": METHODS[method][0], "aggregation": METHODS[method][1],
         "seed": seed,
         "accuracy": 100 * s["convergence_accuracy"],
-        "rounds_to_target": s["rounds_to_98"] if frac == 0.98 else s["rounds_to_95"],
+        "rounds_to_target": target_rounds(s, task),
         "oscillations": s["oscillations"], "virtual_time": s["virtual_time"], "wall_time": s["wall_time"],
     })
 runs = pd.DataFrame(rows)
@@ -234,8 +157,7 @@ mean = runs.groupby(["aggregation", "method"])[["accuracy", "rounds_to_target"]]
 # on every task of this notebook
 everywhere = set.intersection(*(set(methods_on(t)) for t in task_list))
 tasks_note = ", ".join(TASKS[t][2] for t in task_list)
-reduced = [t for t in task_list if is_reduced(t)[0]]
-scale_note = "paper scale" if not reduced else f"{profile} profile: reduced runs ({', '.join(reduced)}), not the paper's settings"
+reduced, scale_note = scale_summary(task_list, profile, S["rounds"])
 base_note = f"mean over {tasks_note}; {scale_note}; paper: mean over CV x=0.1/0.5/1, NLP, RWD Gender/Ethnicity"
 
 
@@ -288,13 +210,13 @@ for task in task_list:  # FedQS against its foundation, column by column
             out.append({"table": "Table 2", "setting": f"{TASKS[task][2]}, {METHODS[fedqs][0]} − {METHODS[foundation][0]}",
                         "metric": "accuracy gain (points)", "paper": float("nan"), "measured": gain,
                         "note": f"paper: positive in every column; {len(S['seeds'])} seed(s); "
-                        + ("paper scale" if task not in reduced else f"{profile} profile: reduced run")})
+                        + task_scale(task, reduced, profile)})
 for (task, agg, method), r in per_task.iterrows():  # the measured table itself (the paper's is an image)
     frac = TASKS[task][3]
     out.append({"table": "Table 2", "setting": f"{TASKS[task][2]}, {method}", "metric": "convergence accuracy (%)",
                 "paper": float("nan"), "measured": r["accuracy"],
                 "note": f"rounds to {100 * frac:.0f}%: {r['rounds_to_target']:.0f}; "
-                + ("paper scale" if task not in reduced else f"{profile} profile: reduced run")})
+                + task_scale(task, reduced, profile)})
 df = comparison(out, profile)
 save_comparison(df, "table2_accuracy", profile, GROUP)
 df

@@ -55,9 +55,9 @@ workers = None     # >1: run the missing cells in a local process pool first (fe
 # %%
 # NBVAL_CHECK_OUTPUT
 from fedlib.reporting import apply_knobs, resolve_profile, show_settings
+from fedlib.reporting.fedqs import ALL_TASKS
 
 profile = resolve_profile(profile)
-ALL_TASKS = ["cifar10-x0.1", "cifar10-x0.5", "cifar10-x1", "shakespeare", "adult-gender", "adult-ethnicity"]
 SETTINGS = {
     "smoke": dict(tasks=["adult-gender"], methods=None, seeds=[0], rounds=None, workers=1),
     "cpu": dict(tasks=["adult-gender"], methods=None, seeds=[0], rounds=None, workers=1),
@@ -68,116 +68,43 @@ settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above o
 S = settings
 show_settings(settings, profile)
 
-# %%
-import os
+# %% [markdown]
+# Methods, tasks and the per-profile scale are Table 2's (`fedlib.reporting.fedqs`).
 
+# %%
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-from tqdm.auto import tqdm
 
-from fedlib.core.errors import FedlibError
-from fedlib.experiments import ResultStore, RunConfig, run, sweep
-from fedlib.reporting import comparison, project_root, save_comparison, save_figure
+from fedlib.reporting import comparison, run_all, save_comparison, save_figure
+from fedlib.reporting.fedqs import (METHODS, TASKS, expand_tasks, method_names, scale_summary, target_rounds,
+                                   task_config, task_scale)
 
 sns.set_theme(style="whitegrid", context="notebook")
-STORE = ResultStore(os.environ.get("FEDLIB_RESULTS") or project_root() / "results")
 GROUP = "fedqs"
-
-METHODS = {
-    "fedavg": ("FedAvg", "model"), "safa": ("SAFA", "model"), "fedat": ("FedAT", "model"),
-    "m-step": ("M-step", "model"), "fedqs-avg": ("FedQS-Avg", "model"),
-    "fedsgd": ("FedSGD", "gradient"), "fedbuff": ("FedBuff", "gradient"), "wkafl": ("WKAFL", "gradient"),
-    "fedac": ("FedAC", "gradient"), "defedavg": ("DeFedAvg", "gradient"), "fadas": ("FADAS", "gradient"),
-    "cfl": ("CFL", "gradient"), "fedqs-sgd": ("FedQS-SGD", "gradient"),
-}
-TASKS = {
-    "cifar10-x0.1": ("cifar10", ["data.alpha=0.1"], "CV x=0.1", 0.95),
-    "cifar10-x0.5": ("cifar10", ["data.alpha=0.5"], "CV x=0.5", 0.95),
-    "cifar10-x1": ("cifar10", ["data.alpha=1.0"], "CV x=1", 0.95),
-    "shakespeare": ("shakespeare", [], "NLP R=100", 0.95),
-    "adult-gender": ("adult-gender", [], "RWD Gender", 0.98),
-    "adult-ethnicity": ("adult-ethnicity", [], "RWD Ethnicity", 0.98),
-}
-TASK_GROUPS = {"adult": ["adult-gender", "adult-ethnicity"], "cifar10": ["cifar10-x0.1", "cifar10-x0.5", "cifar10-x1"],
-               "shakespeare": ["shakespeare"]}
-SCALE = {  # what each profile changes on top of the paper-scale presets (same as Table 2)
-    "smoke": {"adult": ["safl.clients=10", "safl.k=3", "rounds=5", "data.max_train=2000"],
-              "cifar10": ["model.name=cnn", "safl.clients=10", "safl.k=3", "rounds=3", "data.max_train=500",
-                          "data.max_test=200"],
-              "shakespeare": ["safl.clients=10", "safl.k=3", "rounds=3", "data.max_train=500", "data.max_test=200"]},
-    "cpu": {"adult": [],
-            "cifar10": ["model.name=cnn", "rounds=100", "data.max_train=5000", "data.max_test=1000"],
-            "shakespeare": ["rounds=100", "data.max_train=5000", "data.max_test=1000"]},
-    "paper": {"adult": [], "cifar10": [], "shakespeare": []},
-}
-
-
-def expand_tasks(names):
-    out = []
-    for name in names:
-        if name in TASK_GROUPS:
-            out += TASK_GROUPS[name]
-        elif name in TASKS:
-            out.append(name)
-        else:
-            raise FedlibError(f"unknown task {name!r}", f"choose from {sorted(TASK_GROUPS)} or {sorted(TASKS)}")
-    return list(dict.fromkeys(out))
-
-
-def is_reduced(task):
-    """True when this profile (or the rounds knob) changes the paper-scale preset of ``task``."""
-    suffix, over = TASKS[task][:2]
-    scale = list(SCALE[profile][suffix.split("-")[0]])
-    if S["rounds"] is not None:
-        scale.append(f"rounds={S['rounds']}")
-    base = RunConfig.from_preset(f"fedavg-{suffix}").with_overrides(over)
-    return base.with_overrides(scale).config_hash() != base.config_hash(), scale
-
-
-def task_config(method, task, extra=()):
-    """The run of ``method`` on ``task`` at this profile (preset + the profile's reductions + extra).
-    Runs at the paper's scale are labelled ``paper`` (shared by the cpu and paper reports)."""
-    suffix, over = TASKS[task][:2]
-    reduced, scale = is_reduced(task)
-    label = ("custom" if profile == "paper" else profile) if reduced else "paper"
-    return RunConfig.from_preset(f"{method}-{suffix}").with_overrides([*over, *scale, *extra, f"profile={label}"])
-
-
-def run_all(cfgs, desc):
-    """RunResult of every config: from the store when finished, else computed (and stored)."""
-    if S["workers"] and S["workers"] > 1:
-        sweep(cfgs, backend="local", workers=S["workers"], store=STORE)
-    return [run(c, store=STORE) for c in tqdm(cfgs, desc=desc, unit="run")]
-
-
 task_list = expand_tasks(S["tasks"])
-method_list = S["methods"] or list(METHODS)
-for m in method_list:
-    if m not in METHODS:
-        raise FedlibError(f"unknown method {m!r}", f"choose from {list(METHODS)}")
+method_list = method_names(S["methods"])
 cells, cfgs = [], []
 for t in task_list:
     for m in method_list:
         for s in S["seeds"]:
             cells.append((t, METHODS[m][0], METHODS[m][1], "semi-asynchronous", s))
-            cfgs.append(task_config(m, t).replace(seed=s))
+            cfgs.append(task_config(m, t, profile, S["rounds"]).replace(seed=s))
     for m in ("fedavg", "fedsgd"):  # the synchronous references (spec §1)
         for s in S["seeds"]:
             cells.append((t, f"{METHODS[m][0]} (sync)", METHODS[m][1], "synchronous", s))
-            cfgs.append(task_config(m, t, ["safl.mode=sync"]).replace(seed=s))
+            cfgs.append(task_config(m, t, profile, S["rounds"], ["safl.mode=sync"]).replace(seed=s))
 print(f"{len(cfgs)} runs ({len(task_list)} task(s)); finished ones come from the result store")
 
 # %%
-results = run_all(cfgs, "Table 3")
+results = run_all(cfgs, "Table 3", S["workers"])
 
 # %%
 rows = []
 for (task, method, agg, fl, seed), cfg, res in zip(cells, cfgs, results):
     s, h = res.summary, res.history
-    frac = TASKS[task][3]
-    target = s["rounds_to_98"] if frac == 0.98 else s["rounds_to_95"]
+    target = target_rounds(s, task)
     at_target = h[h["round"] == target] if target is not None else h.iloc[0:0]
     rows.append({"task": task, "method": method, "aggregation": agg, "FL": fl, "seed": seed,
                  "accuracy": 100 * s["convergence_accuracy"], "rounds_to_target": target,
@@ -212,8 +139,7 @@ plt.show()
 per_task = runs.groupby(["task", "method"])[["virtual_time", "cost_time", "wall_time", "accuracy",
                                             "rounds_to_target", "virtual_time_to_target"]].mean()
 tasks_note = ", ".join(TASKS[t][2] for t in task_list)
-reduced = [t for t in task_list if is_reduced(t)[0]]
-scale_note = "paper scale" if not reduced else f"{profile} profile: reduced runs ({', '.join(reduced)}), not the paper's settings"
+reduced, scale_note = scale_summary(task_list, profile, S["rounds"])
 
 
 def reduction(method, reference, col="virtual_time"):
@@ -265,7 +191,7 @@ for (task, agg, method), r in table.iterrows():  # the measured table itself
     out.append({"table": "Table 3", "setting": f"{TASKS[task][2]}, {method}", "metric": "virtual time to round T (ticks)",
                 "paper": float("nan"), "measured": r["virtual_time"],
                 "note": f"cost model {r['cost_time']:.0f} steps; wall {r['wall_time']:.1f} s on this machine; "
-                + ("paper scale" if task not in reduced else f"{profile} profile: reduced run")})
+                + task_scale(task, reduced, profile)})
 df = comparison(out, profile)
 save_comparison(df, "table3_runtime", profile, GROUP)
 df

@@ -85,52 +85,28 @@ S = settings
 show_settings(settings, profile)
 
 # %%
-import os
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-from tqdm.auto import tqdm
 
-from fedlib.core.errors import FedlibError, check_choice
-from fedlib.experiments import ResultStore, RunConfig, run, sweep
-from fedlib.reporting import comparison, project_root, save_comparison, save_figure
+from fedlib.core.errors import check_choice
+from fedlib.reporting import check_names, comparison, run_all, save_comparison, save_figure
+from fedlib.reporting.fedqs import CORE_METHODS, METHODS as ALL_METHODS, Study, alpha_variants
 from fedlib.safl.delays import make_delays
 from fedlib.safl.schedule import replay
 
 sns.set_theme(style="whitegrid", context="notebook")
-STORE = ResultStore(os.environ.get("FEDLIB_RESULTS") or project_root() / "results")
 GROUP = "fedqs"
-check_choice("task", S["task"], ("adult", "cifar10"))
-for name in S["systems"]:
-    if name not in SYSTEMS:
-        raise FedlibError(f"unknown system setting {name!r}", f"choose from {list(SYSTEMS)}")
-
-NAMES = {"fedavg": ("FedAvg", "model"), "fedqs-avg": ("FedQS-Avg", "model"),
-         "fedsgd": ("FedSGD", "gradient"), "fedqs-sgd": ("FedQS-SGD", "gradient")}
-for m in S["methods"]:
-    if m not in NAMES:
-        raise FedlibError(f"unknown method {m!r}", f"choose from {list(NAMES)}")
+check_names(S["systems"], SYSTEMS, "system setting")
+METHODS = {m: ALL_METHODS[m] for m in check_names(S["methods"], CORE_METHODS, "method")}
 for u in S["uploads"]:
     check_choice("upload", u, ("snapshot", "overwrite"))
-METHODS = {m: NAMES[m] for m in S["methods"]}
-PRESET = {"adult": "adult-gender", "cifar10": "cifar10"}[S["task"]]
-reduce = list(S["reduce"])
-if S["task"] == "cifar10" and profile != "paper":
-    reduce += ["model.name=cnn3"]  # a CPU cannot train ResNet-18 in minutes: the SAFL-gap study's small CNN
-paper_scale = not reduce and S["rounds"] == 400 and S["clients_scale"] == 1.0 and S["eval_every"] == 1
-LABEL = "paper" if paper_scale else ("custom" if profile == "paper" else profile)  # run label in the store
-data_variants = [[f"data.alpha={a}"] for a in S["alphas"]] if S["task"] == "cifar10" else [[]]
-
-
-def run_all(cfgs, desc):
-    """RunResult of every config: from the store when finished, else computed (and stored)."""
-    if S["workers"] and S["workers"] > 1:
-        sweep(cfgs, backend="local", workers=S["workers"], store=STORE)
-    return [run(c, store=STORE) for c in tqdm(cfgs, desc=desc, unit="run")]
-
-
+# CIFAR-10 below `paper`: the SAFL-gap study's small CNN cnn3 (a CPU cannot train ResNet-18 in minutes)
+study = Study(S["task"], profile, S["rounds"], S["reduce"],
+              paper_knobs=S["clients_scale"] == 1.0 and S["eval_every"] == 1)
+paper_scale = study.paper_scale
+data_variants = alpha_variants(S["task"], S["alphas"])
 cells, cfgs = [], []
 for system in S["systems"]:
     n, ratio = SYSTEMS[system]
@@ -139,15 +115,14 @@ for system in S["systems"]:
         for upload in S["uploads"]:
             for data in data_variants:
                 for seed in S["seeds"]:
-                    cfgs.append(RunConfig.from_preset(f"{method}-{PRESET}").with_overrides(
-                        [f"safl.clients={n}", f"safl.ratio={ratio}", f"safl.upload={upload}", *data, *reduce,
-                         f"rounds={S['rounds']}", f"eval_every={S['eval_every']}", f"seed={seed}",
-                         f"profile={LABEL}"]))
+                    cfgs.append(study.config(method, [f"safl.clients={n}", f"safl.ratio={ratio}",
+                                                      f"safl.upload={upload}", *data, f"eval_every={S['eval_every']}"],
+                                             seed))
                     cells.append((system, n, ratio, method, upload, data[0] if data else "", seed))
 print(f"{len(cfgs)} runs on {S['task']}")
 
 # %%
-results = run_all(cfgs, "Table 4")
+results = run_all(cfgs, "Table 4", S["workers"])
 
 # %%
 rows = []

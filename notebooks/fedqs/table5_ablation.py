@@ -76,56 +76,33 @@ S = settings
 show_settings(settings, profile)
 
 # %%
-import os
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
-from tqdm.auto import tqdm
 
-from fedlib.core.errors import FedlibError, check_choice
-from fedlib.experiments import ResultStore, RunConfig, run, sweep
-from fedlib.reporting import comparison, project_root, save_comparison, save_figure
+from fedlib.reporting import check_names, comparison, run_all, save_comparison, save_figure
+from fedlib.reporting.fedqs import Study, alpha_variants
 
 sns.set_theme(style="whitegrid", context="notebook")
-STORE = ResultStore(os.environ.get("FEDLIB_RESULTS") or project_root() / "results")
 GROUP = "fedqs"
-check_choice("task", S["task"], ("adult", "cifar10"))
-for name in S["variants"]:
-    if name not in VARIANTS:
-        raise FedlibError(f"unknown ablation variant {name!r}", f"choose from {list(VARIANTS)}")
-
+check_names(S["variants"], VARIANTS, "ablation variant")
 METHODS = {"fedqs-avg": "FedQS-Avg", "fedqs-sgd": "FedQS-SGD"}
-PRESET = {"adult": "adult-gender", "cifar10": "cifar10"}[S["task"]]
-reduce = list(S["reduce"])
-if S["task"] == "cifar10" and profile != "paper":
-    reduce += ["model.name=cnn3"]  # a CPU cannot train ResNet-18: Table 1's small CNN, as Table 2 at cpu
-paper_scale = not reduce and S["rounds"] == 400
-LABEL = "paper" if paper_scale else ("custom" if profile == "paper" else profile)  # run label in the store
-data_variants = [[f"data.alpha={a}"] for a in S["alphas"]] if S["task"] == "cifar10" else [[]]
-
-
-def run_all(cfgs, desc):
-    """RunResult of every config: from the store when finished, else computed (and stored)."""
-    if S["workers"] and S["workers"] > 1:
-        sweep(cfgs, backend="local", workers=S["workers"], store=STORE)
-    return [run(c, store=STORE) for c in tqdm(cfgs, desc=desc, unit="run")]
-
-
+# CIFAR-10 below `paper`: Table 1's small CNN cnn3, as Table 2 at cpu (a CPU cannot train ResNet-18)
+study = Study(S["task"], profile, S["rounds"], S["reduce"])
+paper_scale, reduce = study.paper_scale, study.reductions
+data_variants = alpha_variants(S["task"], S["alphas"])
 cells, cfgs = [], []
 for method in METHODS:
     for variant in S["variants"]:
         for data in data_variants:
             for seed in S["seeds"]:
-                cfgs.append(RunConfig.from_preset(f"{method}-{PRESET}").with_overrides(
-                    [*VARIANTS[variant], *data, *reduce, f"rounds={S['rounds']}", f"seed={seed}",
-                     f"profile={LABEL}"]))
+                cfgs.append(study.config(method, [*VARIANTS[variant], *data], seed))
                 cells.append((METHODS[method], variant, data[0] if data else "", seed))
 print(f"{len(cfgs)} runs on {S['task']}")
 
 # %%
-results = run_all(cfgs, "Table 5")
+results = run_all(cfgs, "Table 5", S["workers"])
 
 # %%
 rows = []

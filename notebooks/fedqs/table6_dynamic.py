@@ -69,56 +69,31 @@ S = settings
 show_settings(settings, profile)
 
 # %%
-import os
-
 import matplotlib.pyplot as plt
-import numpy as np
 import pandas as pd
 import seaborn as sns
-from tqdm.auto import tqdm
 
-from fedlib.core.errors import FedlibError, check_choice
-from fedlib.experiments import ResultStore, RunConfig, run, sweep
-from fedlib.reporting import comparison, project_root, save_comparison, save_figure
+from fedlib.reporting import check_names, comparison, run_all, save_comparison, save_figure
+from fedlib.reporting.fedqs import CORE_METHODS, CPU_CV_SUBSET, METHODS as ALL_METHODS, Study
 
 sns.set_theme(style="whitegrid", context="notebook")
-STORE = ResultStore(os.environ.get("FEDLIB_RESULTS") or project_root() / "results")
 GROUP = "fedqs"
-check_choice("task", S["task"], ("adult", "cifar10"))
-for name in S["scenarios"]:
-    if name not in SCENARIOS:
-        raise FedlibError(f"unknown scenario {name!r}", f"choose from {list(SCENARIOS)}")
-
-METHODS = {"fedavg": ("FedAvg", "model"), "fedqs-avg": ("FedQS-Avg", "model"),
-           "fedsgd": ("FedSGD", "gradient"), "fedqs-sgd": ("FedQS-SGD", "gradient")}
-PRESET = {"adult": "adult-gender", "cifar10": "cifar10"}[S["task"]]
-reduce = list(S["reduce"])
-if S["task"] == "cifar10" and profile != "paper":
-    reduce += ["model.name=cnn", "data.max_train=5000", "data.max_test=1000"]  # a CPU cannot train ResNet-18
-paper_scale = not reduce and S["rounds"] == 400
-LABEL = "paper" if paper_scale else ("custom" if profile == "paper" else profile)  # run label in the store
+check_names(S["scenarios"], SCENARIOS, "scenario")
+METHODS = {m: ALL_METHODS[m] for m in CORE_METHODS}
+# CIFAR-10 below `paper`: the small `cnn` on 5,000 training images (a CPU cannot train ResNet-18)
+study = Study(S["task"], profile, S["rounds"], S["reduce"], cpu_cv=CPU_CV_SUBSET)
+paper_scale = study.paper_scale
 target_frac = 0.98 if S["task"] == "adult" else 0.95
-
-
-def run_all(cfgs, desc):
-    """RunResult of every config: from the store when finished, else computed (and stored)."""
-    if S["workers"] and S["workers"] > 1:
-        sweep(cfgs, backend="local", workers=S["workers"], store=STORE)
-    return [run(c, store=STORE) for c in tqdm(cfgs, desc=desc, unit="run")]
-
-
 cells, cfgs = [], []
 for scenario in ["none", *S["scenarios"]]:
     for method in METHODS:
         for seed in S["seeds"]:
-            cfgs.append(RunConfig.from_preset(f"{method}-{PRESET}").with_overrides(
-                [f"safl.scenario={scenario}", *reduce, f"rounds={S['rounds']}", f"seed={seed}",
-                 f"profile={LABEL}"]))
+            cfgs.append(study.config(method, [f"safl.scenario={scenario}"], seed))
             cells.append((scenario, method, seed))
 print(f"{len(cfgs)} runs on {S['task']} (the static ones are shared with Table 2)")
 
 # %%
-results = run_all(cfgs, "Table 6")
+results = run_all(cfgs, "Table 6", S["workers"])
 
 # %%
 rows, curves = [], []

@@ -71,8 +71,9 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from fedlib.reporting import (apply_knobs, comparison, curve_metrics, paired_difference, resolve_profile,
-                              run_or_load, save_comparison, save_figure, show_settings, smofi_config, verdict)
+from fedlib.reporting import (SMOFI_SCALE_KNOBS, comparison, curve_metrics, paired_difference, resolve_profile,
+                              run_or_load, save_comparison, save_figure, show_settings, smofi_configs, smofi_settings,
+                              verdict)
 from fedlib.split.sfl import prepare_data
 from fedlib.split.smofi import step_count_spread
 from fedlib.train.config import batches_per_epoch
@@ -96,19 +97,19 @@ SETTINGS = {
 }
 PART = {"smoke": "full", "cpu": "full", "paper": "partial"}[profile]  # fedlib.reporting.SMOFI_PARTICIPATION
 LISTS = {"ablations", "alphas", "client_counts", "architectures", "optimizers", "seeds", "optimizer_seeds"}
-settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
-S = settings
-# runs keep the profile as their label only at the profile's own scale; changed knobs make them "custom"
-SCALE_KNOBS = ("rounds", "model", "cut", "max_test", "adam_lr")
-LABEL = profile if all(S[k] == SETTINGS[profile][k] for k in SCALE_KNOBS) else "custom"
-show_settings({**settings, "participation setting": PART, "run label": LABEL}, profile)
+# knobs set above override the profile; LABEL: the profile's name at its own scale, "custom" once a scale knob
+# (or adam_lr) changes
+S, _, LABEL = smofi_settings(SETTINGS, profile, globals(), LISTS, (*SMOFI_SCALE_KNOBS, "adam_lr"))
+show_settings({**S, "participation setting": PART, "run label": LABEL}, profile)
 
 
 # %%
+split_config = smofi_configs(profile, LABEL, S)  # split_config(dataset, algorithm, seed, participation, **overrides)
+
+
 def config(algorithm: str, seed: int, **extra):
     """CIFAR-10 run of ``algorithm`` at this profile (``extra``: more overrides)."""
-    return smofi_config(profile, "cifar10", algorithm, seed, PART, label=LABEL, model=S["model"], cut=S["cut"],
-                        max_test=S["max_test"], rounds=S["rounds"], **extra)
+    return split_config("cifar10", algorithm, seed, PART, **extra)
 
 
 OPT_OVERRIDES = {

@@ -74,17 +74,13 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from fedlib.reporting import (SMOFI_PARTICIPATION, apply_knobs, comparison, curve_metrics, dataset_missing,
-                              paired_difference, resolve_profile, run_or_load, save_comparison, save_figure,
-                              show_settings, smofi_config, verdict)
+from fedlib.reporting import (PAPER_TINYIMAGENET_ROUNDS, SMOFI_DATASETS, SMOFI_METHODS, comparison, curve_metrics,
+                              dataset_missing, paired_difference, resolve_profile, run_or_load, save_comparison,
+                              save_figure, show_settings, smofi_configs, smofi_scale_note, smofi_settings, verdict)
 
 profile = resolve_profile(profile)
 
-ALL_DATASETS = ["cifar10", "cifar100", "tinyimagenet"]
-# display name -> registered split-FL algorithm (the same names as in main_accuracy)
-METHODS = {"FedAvg": "fedavg", "+ FedAvgM": "fedavg+fedavgm", "+ SlowMo": "fedavg+slowmo",
-           "+ SMoFi": "fedavg+smofi", "FedProx": "fedprox", "FedProx + SMoFi": "fedprox+smofi",
-           "FedNAR": "fednar", "FedNAR + SMoFi": "fednar+smofi"}
+METHODS = SMOFI_METHODS  # display name -> registered split-FL algorithm (the same names as in main_accuracy)
 # name -> (base, method)
 PAIRS = {"FedAvg + SMoFi": ("FedAvg", "+ SMoFi"),
          "FedProx + SMoFi": ("FedProx", "FedProx + SMoFi"),
@@ -92,40 +88,29 @@ PAIRS = {"FedAvg + SMoFi": ("FedAvg", "+ SMoFi"),
          "FedAvg + FedAvgM": ("FedAvg", "+ FedAvgM"),
          "FedAvg + SlowMo": ("FedAvg", "+ SlowMo")}
 FEDAVG_PAIRS = ["FedAvg + SMoFi", "FedAvg + FedAvgM", "FedAvg + SlowMo"]
-PARTICIPATION = SMOFI_PARTICIPATION  # fedlib.reporting: clients, per round, training images, rounds
 SETTINGS = {  # the scale knobs (rounds, model, cut, max_test) equal main_accuracy's: the runs are shared
     "smoke": dict(datasets=["cifar10", "tinyimagenet"], pairs=list(PAIRS), partial_pairs=FEDAVG_PAIRS,
                   participations=["full"], targets=[1.0, 0.9, 0.8], seeds=[0], rounds=None, model="cnn",
                   cut="conv1", max_test=100, last=1, workers=1),
-    "cpu": dict(datasets=ALL_DATASETS, pairs=FEDAVG_PAIRS, partial_pairs=["FedAvg + SMoFi"],
+    "cpu": dict(datasets=SMOFI_DATASETS, pairs=FEDAVG_PAIRS, partial_pairs=["FedAvg + SMoFi"],
                 participations=["full", "partial"], targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2], rounds=None,
                 model="cnn", cut="conv1", max_test=5000, last=5, workers=2),
-    "paper": dict(datasets=ALL_DATASETS, pairs=list(PAIRS), partial_pairs=list(PAIRS),
+    "paper": dict(datasets=SMOFI_DATASETS, pairs=list(PAIRS), partial_pairs=list(PAIRS),
                   participations=["partial"], targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2], rounds=None,
                   model="resnet18", cut="layer1", max_test=None, last=10, workers=1),
 }
 LISTS = {"datasets", "pairs", "partial_pairs", "participations", "targets", "seeds"}  # knobs that hold lists
-settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
-S = settings
-for name in S["participations"]:
-    if name not in PARTICIPATION[profile]:
-        raise ValueError(f"unknown participation setting {name!r} at profile {profile!r}: "
-                         f"use one of {list(PARTICIPATION[profile])}")
-# runs keep the profile as their label only at the profile's own scale; changed knobs make them "custom"
-SCALE_KNOBS = ("rounds", "model", "cut", "max_test")
-LABEL = profile if all(S[k] == SETTINGS[profile][k] for k in SCALE_KNOBS) else "custom"
-show_settings({**settings, "participation settings": {k: PARTICIPATION[profile][k] for k in S["participations"]},
-               "run label": LABEL}, profile)
+# knobs set above override the profile; PARTICIPATION: clients, per round, training images, rounds of each setting
+# run; LABEL: the profile's name while the scale knobs keep the profile's values, else "custom"
+S, PARTICIPATION, LABEL = smofi_settings(SETTINGS, profile, globals(), LISTS)
+show_settings({**S, "participation settings": PARTICIPATION, "run label": LABEL}, profile)
 
 # %% [markdown]
 # Every run is `fedlib.reporting.smofi_config(profile, dataset, algorithm, seed, participation, ...)`
 # with the same knobs as `main_accuracy`: the same configuration hash, so one stored result.
 
 # %%
-def config(dataset: str, algorithm: str, seed: int, participation: str, **extra):
-    """The run of ``algorithm`` on ``dataset`` in a participation setting at this profile."""
-    return smofi_config(profile, dataset, algorithm, seed, participation, label=LABEL, model=S["model"],
-                        cut=S["cut"], max_test=S["max_test"], rounds=S["rounds"], **extra)
+config = smofi_configs(profile, LABEL, S)  # config(dataset, algorithm, seed, participation, **overrides)
 
 
 def pairs_of(part: str) -> list:
@@ -248,7 +233,7 @@ if len(curves):
                 if len(tgt):
                     ax.axhline(tgt["target_acc"].mean(), color="grey", ls="--", lw=1, label=f"{base}'s final")
                     ax.legend(fontsize=8)
-                P = PARTICIPATION[profile][part]
+                P = PARTICIPATION[part]
                 ax.set_title(f"{d}, {part} ({P['per_round']} of {P['clients']}): {base} — {profile} profile",
                              fontsize=9)
                 ax.set_ylabel("test accuracy (%)")
@@ -294,13 +279,7 @@ if len(curves):
 
 # %%
 def scale_note(d: str, part: str) -> str:
-    P = PARTICIPATION[profile][part]
-    if LABEL == "paper":
-        return f"paper profile (spec §4), {len(S['seeds'])} seed(s)"
-    data = f"{P['max_train']} training images" if P["max_train"] else "all training images"
-    return (f"{profile} profile, {part} participation: {S['model']} on {data} of {d}, {P['per_round']} of "
-            f"{P['clients']} clients per round, a {S['rounds'] or P['rounds'][d]}-round budget, test on "
-            f"{S['max_test'] or 'all'} images, seeds {S['seeds']} — not the paper's ResNet-18 setting")
+    return smofi_scale_note(profile, LABEL, S, d, part, budget=True)
 
 
 def fmt_speedup(x: float) -> str:
@@ -315,7 +294,8 @@ for d in S["datasets"]:
                         "metric": "speed-up (×), target = base final", "paper": np.nan,
                         "measured": availability[d], "note": "dataset not on this machine: not run"})
         if d == "tinyimagenet":
-            for who, paper, note in (("SMoFi", 16, ""), ("SFLV1 (FedAvg)", np.nan, "paper: > 400 rounds; ")):
+            for who, (paper, note) in (("SMoFi", PAPER_TINYIMAGENET_ROUNDS["SMoFi"]),
+                                       ("SFLV1 (FedAvg)", PAPER_TINYIMAGENET_ROUNDS["SFLV1"])):
                 out.append({"table": "speed-up", "setting": f"tinyimagenet, {who}", "metric": "rounds to target",
                             "paper": paper, "measured": availability[d],
                             "note": note + "dataset not on this machine: not run"})
@@ -356,8 +336,8 @@ for d in S["datasets"]:
         if d == "tinyimagenet":
             sel = speed[(speed["dataset"] == d) & (speed["participation"] == part) &
                         (speed["pair"] == "FedAvg + SMoFi") & (speed["target_fraction"] == 1.0)]
-            for who, col, paper, note in (("SMoFi", "method_rounds", 16, ""),
-                                          ("SFLV1 (FedAvg)", "base_rounds", np.nan, "paper: > 400 rounds; ")):
+            for who, col, (paper, note) in (("SMoFi", "method_rounds", PAPER_TINYIMAGENET_ROUNDS["SMoFi"]),
+                                            ("SFLV1 (FedAvg)", "base_rounds", PAPER_TINYIMAGENET_ROUNDS["SFLV1"])):
                 v = sel[col].dropna()
                 out.append({"table": "speed-up", "setting": f"tinyimagenet, {part}, {who}",
                             "metric": "rounds to target", "paper": paper,

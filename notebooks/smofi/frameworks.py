@@ -69,18 +69,16 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from fedlib.reporting import (SMOFI_PARTICIPATION, apply_knobs, comparison, curve_metrics, dataset_missing,
-                              paired_difference, paired_interval_plot, resolve_profile, run_or_load,
-                              save_comparison, save_figure, show_settings, smofi_config, verdict)
+from fedlib.reporting import (PAPER_FRAMEWORKS, PAPER_TINYIMAGENET_ROUNDS, comparison, curve_metrics, dataset_missing,
+                              paired_difference, resolve_profile, run_or_load, save_comparison, save_figure,
+                              show_paired, show_settings, smofi_configs, smofi_scale_note, smofi_settings, verdict)
 
 profile = resolve_profile(profile)
 
-ALL_DATASETS = ["cifar10", "cifar100", "tinyimagenet"]
 # framework -> (registered algorithm, extra overrides)
 FRAMEWORKS = {"SFLV1": ("fedavg", {}),
               "SFLV2": ("fedavg", {"split.framework": "sflv2"}),
               "SMoFi": ("fedavg+smofi", {})}
-PARTICIPATION = SMOFI_PARTICIPATION  # fedlib.reporting: clients, per round, training images, rounds
 SETTINGS = {  # the scale knobs (rounds, model, cut, max_test) equal main_accuracy's: SFLV1/SMoFi runs are shared
     "smoke": dict(datasets=["cifar10", "tinyimagenet"], frameworks=list(FRAMEWORKS), participations=["full"],
                   seeds=[0], rounds=None, model="cnn", cut="conv1", max_test=100, last=1, workers=1),
@@ -92,25 +90,20 @@ SETTINGS = {  # the scale knobs (rounds, model, cut, max_test) equal main_accura
                   workers=1),
 }
 LISTS = {"datasets", "frameworks", "participations", "seeds"}  # knobs that hold lists
-settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
-S = settings
-for name in S["participations"]:
-    if name not in PARTICIPATION[profile]:
-        raise ValueError(f"unknown participation setting {name!r} at profile {profile!r}: "
-                         f"use one of {list(PARTICIPATION[profile])}")
-# runs keep the profile as their label only at the profile's own scale; changed knobs make them "custom"
-SCALE_KNOBS = ("rounds", "model", "cut", "max_test")
-LABEL = profile if all(S[k] == SETTINGS[profile][k] for k in SCALE_KNOBS) else "custom"
-show_settings({**settings, "participation settings": {k: PARTICIPATION[profile][k] for k in S["participations"]},
-               "run label": LABEL}, profile)
+# knobs set above override the profile; PARTICIPATION: clients, per round, training images, rounds of each setting
+# run; LABEL: the profile's name while the scale knobs keep the profile's values, else "custom"
+S, PARTICIPATION, LABEL = smofi_settings(SETTINGS, profile, globals(), LISTS)
+show_settings({**S, "participation settings": PARTICIPATION, "run label": LABEL}, profile)
 
 
 # %%
+split_config = smofi_configs(profile, LABEL, S)  # split_config(dataset, algorithm, seed, participation, **overrides)
+
+
 def config(dataset: str, framework: str, seed: int, participation: str):
     """The run of ``framework`` on ``dataset`` in a participation setting at this profile."""
     algorithm, extra = FRAMEWORKS[framework]
-    return smofi_config(profile, dataset, algorithm, seed, participation, label=LABEL, model=S["model"],
-                        cut=S["cut"], max_test=S["max_test"], rounds=S["rounds"], **extra)
+    return split_config(dataset, algorithm, seed, participation, **extra)
 
 
 availability = {d: dataset_missing(d) for d in S["datasets"]}
@@ -160,7 +153,7 @@ if len(curves):
                          errorbar=("ci", 95), seed=0, ax=row[0])
             sns.lineplot(data=sub, x="lock-steps", y="accuracy", hue="framework", hue_order=order,
                          units="seed", estimator=None, lw=1, ax=row[1])
-            P = PARTICIPATION[profile][part]
+            P = PARTICIPATION[part]
             for ax, x in zip(row, ("round", "lock-steps")):
                 ax.set_title(f"{d}, {part} ({P['per_round']} of {P['clients']}): accuracy vs {x} — {profile} profile",
                              fontsize=9)
@@ -189,10 +182,7 @@ for d, part in dict.fromkeys(k[:2] for k in hist):
                           "verdict": verdict(r)})
 diffs = pd.DataFrame(diffs, columns=["dataset", "participation", "comparison", "metric", "mean", "lo", "hi", "n",
                                      "per seed", "verdict"])
-if len(diffs):
-    g = paired_interval_plot(diffs)
-    save_figure(g.figure, "frameworks_paired", profile, "smofi")
-    plt.show()
+show_paired(diffs, "frameworks_paired", profile, "smofi")
 diffs.round(2)
 
 # %% [markdown]
@@ -202,18 +192,12 @@ diffs.round(2)
 # the final accuracy (mean of the last rounds), with best-of-rounds and the AUC in the note.
 
 # %%
-PAPER = {"tinyimagenet": {"SFLV1": 33.43, "SFLV2": 34.72, "SMoFi": 39.73}}  # spec §5
-PAPER_ROUNDS = {"tinyimagenet": {"SMoFi": (16, ""), "SFLV1": (np.nan, "paper: > 400 rounds; ")}}
+PAPER = PAPER_FRAMEWORKS  # spec §5, top-1 %
+PAPER_ROUNDS = {"tinyimagenet": PAPER_TINYIMAGENET_ROUNDS}  # rounds to SFLV1's best accuracy
 
 
 def scale_note(d: str, part: str) -> str:
-    P = PARTICIPATION[profile][part]
-    if LABEL == "paper":
-        return f"paper profile (spec §4), {len(S['seeds'])} seed(s)"
-    data = f"{P['max_train']} training images" if P["max_train"] else "all training images"
-    return (f"{profile} profile, {part} participation: {S['model']} on {data} of {d}, {P['per_round']} of "
-            f"{P['clients']} clients per round, {S['rounds'] or P['rounds'][d]} rounds, test on "
-            f"{S['max_test'] or 'all'} images, seeds {S['seeds']} — not the paper's ResNet-18 setting")
+    return smofi_scale_note(profile, LABEL, S, d, part)
 
 
 out = []
@@ -240,7 +224,7 @@ for d in S["datasets"]:
                                 f"AUC {sel['auc'].mean():.2f}; " + scale_note(d, part)})
             if "SFLV1" in S["frameworks"]:
                 reached = sel["rounds_to_target"].dropna()
-                R = S["rounds"] or PARTICIPATION[profile][part]["rounds"][d]
+                R = S["rounds"] or PARTICIPATION[part]["rounds"][d]
                 out.append({"table": "frameworks", "setting": setting, "metric": "rounds to SFLV1's final accuracy",
                             "paper": p_rounds,
                             "measured": round(float(reached.mean()), 2) if len(reached) else f"not reached in {R} rounds",

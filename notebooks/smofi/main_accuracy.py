@@ -70,61 +70,40 @@ workers = None          # parallel runs as sweep processes, 1 means in this proc
 
 # %%
 # NBVAL_CHECK_OUTPUT
-import math
-
 import matplotlib.pyplot as plt
 import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from fedlib.experiments import RunConfig
 from fedlib.experiments.metrics import rounds_to_target
-from fedlib.reporting import (SMOFI_PARTICIPATION, apply_knobs, comparison, curve_metrics, dataset_missing,
-                              paired_difference, paired_interval_plot, resolve_profile, run_or_load,
-                              save_comparison, save_figure, show_settings, smofi_config, verdict)
+from fedlib.reporting import (PAPER_ACCURACY, SMOFI_DATASETS, SMOFI_METHODS, comparison, curve_metrics,
+                              dataset_missing, paired_difference, resolve_profile, run_or_load, save_comparison,
+                              save_figure, show_paired, show_settings, smofi_configs, smofi_scale_note,
+                              smofi_settings, verdict)
 
 profile = resolve_profile(profile)
 
-ALL_DATASETS = ["cifar10", "cifar100", "tinyimagenet"]
-# display name -> registered split-FL algorithm (fedlib.split.algorithms)
-METHODS = {
-    "FedAvg": "fedavg",
-    "+ FedAvgM": "fedavg+fedavgm",
-    "+ SlowMo": "fedavg+slowmo",
-    "+ SMoFi": "fedavg+smofi",
-    "FedProx": "fedprox",
-    "FedProx + SMoFi": "fedprox+smofi",
-    "FedNAR": "fednar",
-    "FedNAR + SMoFi": "fednar+smofi",
-}
+METHODS = SMOFI_METHODS  # display name -> registered split-FL algorithm (fedlib.split.algorithms)
 BASE_OF = {"+ FedAvgM": "FedAvg", "+ SlowMo": "FedAvg", "+ SMoFi": "FedAvg",
            "FedProx + SMoFi": "FedProx", "FedNAR + SMoFi": "FedNAR"}
 FEDAVG_FAMILY = ["FedAvg", "+ FedAvgM", "+ SlowMo", "+ SMoFi"]
 PAIR = ["FedAvg", "+ SMoFi"]
-PARTICIPATION = SMOFI_PARTICIPATION  # fedlib.reporting: clients, per round, training images, rounds
 SETTINGS = {
-    "smoke": dict(datasets=ALL_DATASETS, methods=list(METHODS), partial_methods=FEDAVG_FAMILY,
+    "smoke": dict(datasets=SMOFI_DATASETS, methods=list(METHODS), partial_methods=FEDAVG_FAMILY,
                   participations=["full"], seeds=[0], rounds=None, model="cnn", cut="conv1", max_test=100,
                   last=1, workers=1),
-    "cpu": dict(datasets=ALL_DATASETS, methods=FEDAVG_FAMILY, partial_methods=PAIR,
+    "cpu": dict(datasets=SMOFI_DATASETS, methods=FEDAVG_FAMILY, partial_methods=PAIR,
                 participations=["full", "partial"], seeds=[0, 1, 2], rounds=None, model="cnn", cut="conv1",
                 max_test=5000, last=5, workers=2),
-    "paper": dict(datasets=ALL_DATASETS, methods=list(METHODS), partial_methods=list(METHODS),
+    "paper": dict(datasets=SMOFI_DATASETS, methods=list(METHODS), partial_methods=list(METHODS),
                   participations=["partial"], seeds=[0, 1, 2], rounds=None, model="resnet18", cut="layer1",
                   max_test=None, last=10, workers=1),
 }
 LISTS = {"datasets", "methods", "partial_methods", "participations", "seeds"}  # knobs that hold lists
-settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
-S = settings
-for name in S["participations"]:
-    if name not in PARTICIPATION[profile]:
-        raise ValueError(f"unknown participation setting {name!r} at profile {profile!r}: "
-                         f"use one of {list(PARTICIPATION[profile])}")
-# runs keep the profile as their label only at the profile's own scale; changed knobs make them "custom"
-SCALE_KNOBS = ("rounds", "model", "cut", "max_test")
-LABEL = profile if all(S[k] == SETTINGS[profile][k] for k in SCALE_KNOBS) else "custom"
-show_settings({**settings, "participation settings": {k: PARTICIPATION[profile][k] for k in S["participations"]},
-               "run label": LABEL}, profile)
+# knobs set above override the profile; PARTICIPATION: clients, per round, training images, rounds of each setting
+# run; LABEL: the profile's name while the scale knobs keep the profile's values, else "custom"
+S, PARTICIPATION, LABEL = smofi_settings(SETTINGS, profile, globals(), LISTS)
+show_settings({**S, "participation settings": PARTICIPATION, "run label": LABEL}, profile)
 
 # %% [markdown]
 # Every run starts from the profile's split-FL preset (`sflv1-cifar10-smoke`, `sflv1-cifar10-cpu`,
@@ -133,12 +112,7 @@ show_settings({**settings, "participation settings": {k: PARTICIPATION[profile][
 # notebooks build their runs the same way, so runs they share are computed once.
 
 # %%
-def config(dataset: str, algorithm: str, seed: int, participation: str, **extra) -> RunConfig:
-    """The run of ``algorithm`` on ``dataset`` in a participation setting at this profile."""
-    return smofi_config(profile, dataset, algorithm, seed, participation, label=LABEL, model=S["model"],
-                        cut=S["cut"], max_test=S["max_test"], rounds=S["rounds"], **extra)
-
-
+config = smofi_configs(profile, LABEL, S)  # config(dataset, algorithm, seed, participation, **overrides)
 availability = {d: dataset_missing(d) for d in S["datasets"]}
 example = config(S["datasets"][0], "fedavg+smofi", S["seeds"][0], S["participations"][0])
 print("availability:", {d: (m or "ok") for d, m in availability.items()})
@@ -185,7 +159,7 @@ if len(curves):
             order = [m for m in METHODS if m in set(sel["method"])]
             sns.lineplot(data=sel, x="round", y="accuracy", hue="method", hue_order=order,
                          errorbar=("ci", 95), seed=0, ax=ax)
-            P = PARTICIPATION[profile][part]
+            P = PARTICIPATION[part]
             ax.set_title(f"{d}, {part}: {P['per_round']} of {P['clients']} clients — {profile} profile")
             ax.set_ylabel("test accuracy (%)")
         fig.tight_layout()
@@ -215,10 +189,7 @@ for d in S["datasets"]:
                               "metric": metric, "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"],
                               "per seed": r["diffs"], "verdict": verdict(r)})
 diffs = pd.DataFrame(diffs)
-if len(diffs):
-    g = paired_interval_plot(diffs)
-    save_figure(g.figure, "main_accuracy_paired", profile, "smofi")
-    plt.show()
+show_paired(diffs, "main_accuracy_paired", profile, "smofi")
 diffs.round(2)
 
 # %% [markdown]
@@ -229,21 +200,11 @@ diffs.round(2)
 # add-on's gain is the paired difference with its interval.
 
 # %%
-PAPER = {  # spec §5, top-1 %
-    "cifar10": {"FedAvg": 77.16, "+ FedAvgM": 79.19, "+ SlowMo": 76.54, "+ SMoFi": 81.82},
-    "cifar100": {"FedAvg": 48.10, "+ FedAvgM": 50.28, "+ SlowMo": 50.96, "+ SMoFi": 53.83},
-    "tinyimagenet": {"FedAvg": 33.43, "+ FedAvgM": 33.58, "+ SlowMo": 33.82, "+ SMoFi": 39.73},
-}
+PAPER = PAPER_ACCURACY  # spec §5, top-1 %
 
 
-def scale_note(part: str) -> str:
-    P = PARTICIPATION[profile][part]
-    if LABEL == "paper":
-        return f"paper profile (spec §4), {len(S['seeds'])} seed(s)"
-    data = f"{P['max_train']} training images" if P["max_train"] else "all training images"
-    return (f"{profile} profile, {part} participation: {S['model']} on {data}, {P['per_round']} of "
-            f"{P['clients']} clients per round, {S['rounds'] or P['rounds']['cifar10']} rounds, test on "
-            f"{S['max_test'] or 'all'} images, {len(S['seeds'])} paired seed(s) — not the paper's ResNet-18 setting")
+def scale_note(d: str, part: str) -> str:
+    return smofi_scale_note(profile, LABEL, S, d, part)
 
 
 out = []
@@ -261,7 +222,7 @@ for d in S["datasets"]:
             out.append({"table": "main", "setting": setting, "metric": f"final accuracy (%), mean of last {S['last']}",
                         "paper": paper, "measured": round(float(sel["final"].mean()), 2),
                         "note": f"sd over seeds {sel['final'].std(ddof=1):.2f}; best-of-rounds {sel['best'].mean():.2f}; "
-                                f"AUC {sel['auc'].mean():.2f}; " + scale_note(part)})
+                                f"AUC {sel['auc'].mean():.2f}; " + scale_note(d, part)})
         if availability[d] is not None:
             continue
         for _, r in diffs[(diffs["dataset"] == d) & (diffs["participation"] == part)].iterrows():

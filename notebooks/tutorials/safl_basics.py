@@ -83,14 +83,14 @@ import pandas as pd
 import seaborn as sns
 import torch
 
-from fedlib.experiments import ResultStore, RunConfig, run
-from fedlib.reporting import project_root, save_figure
+from fedlib.experiments import RunConfig, run
+from fedlib.reporting import results_store, save_figure
 from fedlib.safl.delays import make_delays
 from fedlib.safl.schedule import Clock, replay
 
 torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
 sns.set_theme(style="whitegrid", context="notebook")
-STORE = ResultStore(os.environ.get("FEDLIB_RESULTS") or project_root() / "results")
+STORE = results_store()  # $FEDLIB_RESULTS, else <project>/results
 GROUP = "tutorials"
 
 # %% [markdown]

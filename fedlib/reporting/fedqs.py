@@ -1,0 +1,179 @@
+"""The FedQS notebooks' catalogue: the thirteen SAFL methods, the paper's six task columns, and
+what each profile changes on top of the paper-scale presets (``fedqs-*.yaml``, ``fedavg-*.yaml``, ...).
+
+Two kinds of notebook build their runs here:
+
+- the multi-task tables (Table 2, Table 3, Figure 4): :data:`TASKS` / :data:`TASK_GROUPS`,
+  :func:`task_config` (preset + the profile's :data:`SCALE` + the notebook's overrides);
+- the one-task studies (Tables 1, 4, 5, 6, Figure 5): :class:`Study` (the preset, the CPU-scale
+  CIFAR-10 reduction, the run label).
+
+A run at the paper's scale is labelled ``paper`` whatever the notebook's profile, so a run that
+two notebooks (or two profiles) share is one stored result.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from fedlib.core.errors import FedlibError, check_choice
+from fedlib.reporting.profiles import check_names, run_label
+
+PAPER_ROUNDS = 400  # T of every paper-scale FedQS run
+
+# method -> (label, aggregation); registry names (fedlib.safl.algorithms)
+METHODS = {
+    "fedavg": ("FedAvg", "model"), "safa": ("SAFA", "model"), "fedat": ("FedAT", "model"),
+    "m-step": ("M-step", "model"), "fedqs-avg": ("FedQS-Avg", "model"),
+    "fedsgd": ("FedSGD", "gradient"), "fedbuff": ("FedBuff", "gradient"), "wkafl": ("WKAFL", "gradient"),
+    "fedac": ("FedAC", "gradient"), "defedavg": ("DeFedAvg", "gradient"), "fadas": ("FADAS", "gradient"),
+    "cfl": ("CFL", "gradient"), "fedqs-sgd": ("FedQS-SGD", "gradient"),
+}
+# FedQS and its two foundations, model aggregation first
+CORE_METHODS = ["fedavg", "fedqs-avg", "fedsgd", "fedqs-sgd"]
+
+# task -> (preset suffix, overrides, label as in the paper's Table 2, target fraction of conv. accuracy)
+TASKS = {
+    "cifar10-x0.1": ("cifar10", ["data.alpha=0.1"], "CV x=0.1", 0.95),
+    "cifar10-x0.5": ("cifar10", ["data.alpha=0.5"], "CV x=0.5", 0.95),
+    "cifar10-x1": ("cifar10", ["data.alpha=1.0"], "CV x=1", 0.95),
+    "shakespeare": ("shakespeare", [], "NLP R=100", 0.95),
+    "adult-gender": ("adult-gender", [], "RWD Gender", 0.98),
+    "adult-ethnicity": ("adult-ethnicity", [], "RWD Ethnicity", 0.98),
+}
+ALL_TASKS = list(TASKS)
+TASK_GROUPS = {"adult": ["adult-gender", "adult-ethnicity"], "cifar10": ["cifar10-x0.1", "cifar10-x0.5", "cifar10-x1"],
+               "shakespeare": ["shakespeare"]}
+
+# what each profile changes on top of the paper-scale presets, per dataset
+CPU_CV = ["model.name=cnn3"]  # Table 1's CPU-scale CV model: the FedQS SAFL-gap study's small CNN
+SCALE = {
+    "smoke": {"adult": ["safl.clients=10", "safl.k=3", "rounds=5", "data.max_train=2000"],
+              "cifar10": ["model.name=cnn", "safl.clients=10", "safl.k=3", "rounds=3", "data.max_train=500",
+                          "data.max_test=200"],
+              "shakespeare": ["safl.clients=10", "safl.k=3", "rounds=3", "data.max_train=500", "data.max_test=200"]},
+    "cpu": {"adult": [],
+            "cifar10": [*CPU_CV, "rounds=50"],  # Table 1's CPU-scale CV task
+            "shakespeare": ["rounds=100", "data.max_train=5000", "data.max_test=1000"]},
+    "paper": {"adult": [], "cifar10": [], "shakespeare": []},
+}
+
+
+def expand_tasks(names) -> list:
+    """Task names with the groups of :data:`TASK_GROUPS` expanded, in order, each once."""
+    out = []
+    for name in names:
+        if name in TASK_GROUPS:
+            out += TASK_GROUPS[name]
+        elif name in TASKS:
+            out.append(name)
+        else:
+            raise FedlibError(f"unknown task {name!r}", f"choose from {sorted(TASK_GROUPS)} or {sorted(TASKS)}")
+    return list(dict.fromkeys(out))
+
+
+def method_names(names=None) -> list:
+    """The methods a ``methods`` knob names (checked against :data:`METHODS`); none named: all thirteen."""
+    return check_names(names or list(METHODS), METHODS, "method")
+
+
+def is_reduced(task: str, profile: str, rounds: int | None = None) -> tuple[bool, list]:
+    """(does ``profile`` (or the ``rounds`` knob) change the paper-scale preset of ``task``?, the
+    overrides it adds)."""
+    from fedlib.experiments import RunConfig
+
+    if task not in TASKS:
+        raise FedlibError(f"unknown task {task!r}", f"choose from {list(TASKS)}")
+    suffix, over = TASKS[task][:2]
+    scale = list(SCALE[profile][suffix.split("-")[0]])
+    if rounds is not None:
+        scale.append(f"rounds={rounds}")
+    base = RunConfig.from_preset(f"fedavg-{suffix}").with_overrides(over)
+    return base.with_overrides(scale).config_hash() != base.config_hash(), scale
+
+
+def task_config(method: str, task: str, profile: str, rounds: int | None = None, extra=()):
+    """The run of ``method`` on ``task`` at ``profile`` (preset + the profile's reductions + ``extra``).
+    Runs at the paper's scale are labelled ``paper`` (shared by the cpu and paper reports)."""
+    from fedlib.experiments import RunConfig
+
+    suffix, over = TASKS[task][:2]
+    reduced, scale = is_reduced(task, profile, rounds)
+    label = run_label(profile, not reduced)
+    return RunConfig.from_preset(f"{method}-{suffix}").with_overrides([*over, *scale, *extra, f"profile={label}"])
+
+
+def scale_summary(tasks, profile: str, rounds: int | None = None) -> tuple[list, str]:
+    """(the tasks of ``tasks`` that ``profile`` reduces, the note a comparison row carries about it)."""
+    reduced = [t for t in tasks if is_reduced(t, profile, rounds)[0]]
+    note = "paper scale" if not reduced else \
+        f"{profile} profile: reduced runs ({', '.join(reduced)}), not the paper's settings"
+    return reduced, note
+
+
+def task_scale(task: str, reduced, profile: str) -> str:
+    """The note of a row measured on one task: ``paper scale``, or the profile's reduced run
+    (``reduced``: the first item of :func:`scale_summary`)."""
+    return "paper scale" if task not in reduced else f"{profile} profile: reduced run"
+
+
+def target_rounds(summary: dict, task: str):
+    """Rounds to the paper's convergence-speed target of ``task`` (98% of the convergence accuracy
+    on RWD, 95% on CV and NLP) from a run's summary."""
+    return summary["rounds_to_98"] if TASKS[task][3] == 0.98 else summary["rounds_to_95"]
+
+
+# ------------------------------------------------------------------ the one-task studies
+SINGLE_TASKS = {"adult": "adult-gender", "cifar10": "cifar10"}  # task knob -> preset suffix
+# the older CPU-scale CV reduction Table 6 and Figure 5 keep (their stored runs use it)
+CPU_CV_SUBSET = ["model.name=cnn", "data.max_train=5000", "data.max_test=1000"]
+
+
+@dataclass(frozen=True)
+class Study:
+    """The runs of a one-task notebook: ``task`` (a :data:`SINGLE_TASKS` name) at ``profile`` for
+    ``rounds`` rounds, with the profile's ``reduce`` overrides, plus ``cpu_cv`` on CIFAR-10 below
+    the ``paper`` profile (a CPU cannot train ResNet-18 in minutes). ``paper_knobs``: the notebook's
+    own scale knobs (Table 4: clients_scale, eval_every) are at the paper's values."""
+
+    task: str
+    profile: str
+    rounds: int
+    reduce: tuple = ()
+    cpu_cv: tuple = tuple(CPU_CV)
+    paper_knobs: bool = True
+
+    def __post_init__(self):
+        check_choice("task", self.task, tuple(SINGLE_TASKS))
+
+    @property
+    def preset(self) -> str:
+        """The preset suffix: ``<method>-<preset>`` names the paper-scale preset of a method."""
+        return SINGLE_TASKS[self.task]
+
+    @property
+    def reductions(self) -> list:
+        """Every override that reduces the paper's setting (``reduce`` + ``cpu_cv`` where it applies)."""
+        cv = list(self.cpu_cv) if self.task == "cifar10" and self.profile != "paper" else []
+        return [*self.reduce, *cv]
+
+    @property
+    def paper_scale(self) -> bool:
+        return self.paper_knobs and not self.reductions and self.rounds == PAPER_ROUNDS
+
+    @property
+    def label(self) -> str:
+        """The runs' label in the result store (:func:`~fedlib.reporting.profiles.run_label`)."""
+        return run_label(self.profile, self.paper_scale)
+
+    def config(self, method: str, overrides=(), seed: int = 0):
+        """The run of ``method`` with the notebook's ``overrides`` (the studied setting) on top of the preset."""
+        from fedlib.experiments import RunConfig
+
+        return RunConfig.from_preset(f"{method}-{self.preset}").with_overrides(
+            [*overrides, *self.reductions, f"rounds={self.rounds}", f"seed={seed}", f"profile={self.label}"])
+
+
+def alpha_variants(task: str, alphas) -> list:
+    """The data overrides a one-task notebook averages over: one per Dirichlet x on CIFAR-10."""
+    return [[f"data.alpha={a}"] for a in alphas] if task == "cifar10" else [[]]

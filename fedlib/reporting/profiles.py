@@ -1,0 +1,77 @@
+"""Profiles: the scale a notebook runs at, the knobs its parameters cell sets, the label of its runs.
+
+- ``smoke``: seconds, for CI (nbval); numbers mean nothing, only that the pipeline works.
+- ``cpu``: real data at a scale two CPU cores finish in minutes; reduced, never the paper.
+- ``paper``: the paper's settings; needs a GPU for the vision and text tasks.
+
+``auto`` resolves to ``$FEDLIB_PROFILE`` when set, else ``paper`` on a CUDA machine and ``cpu`` otherwise.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pandas as pd
+
+from fedlib.core.errors import FedlibError, check_choice
+
+PROFILES = ("smoke", "cpu", "paper")
+
+
+def resolve_profile(profile: str = "auto") -> str:
+    """``auto`` -> $FEDLIB_PROFILE, else ``paper`` with CUDA, else ``cpu``."""
+    if profile == "auto":
+        profile = os.environ.get("FEDLIB_PROFILE") or _hardware_profile()
+    check_choice("profile", profile, PROFILES)
+    return profile
+
+
+def _hardware_profile() -> str:
+    import torch
+
+    return "paper" if torch.cuda.is_available() else "cpu"
+
+
+def apply_knobs(defaults: dict, namespace: dict, lists=()) -> dict:
+    """The profile's settings with every knob the parameters cell set (not ``None``) applied.
+
+    A string given for a non-string setting is parsed as YAML (papermill passes ``-p tasks "[adult]"``
+    as a string); a scalar given for a knob named in ``lists`` becomes a one-element list.
+    """
+    import yaml
+
+    settings = dict(defaults)
+    for key, default in defaults.items():
+        value = namespace.get(key)
+        if value is None:
+            continue
+        if isinstance(value, str) and not isinstance(default, str):
+            value = yaml.safe_load(value)
+        if key in lists and not isinstance(value, (list, tuple)):
+            value = [value]
+        settings[key] = value
+    return settings
+
+
+def check_names(names, known, what: str, knob: str | None = None) -> list:
+    """``names`` as a list, after checking that each is one of ``known`` (``what`` and ``knob`` name
+    them in the error: ``unknown method 'x' in reduced_methods``)."""
+    for name in names:
+        if name not in known:
+            raise FedlibError(f"unknown {what} {name!r}" + (f" in {knob}" if knob else ""),
+                              f"choose from {list(known)}")
+    return list(names)
+
+
+def show_settings(settings: dict, profile: str) -> pd.DataFrame:
+    """The settings a notebook runs with, as a one-column table printed in every report."""
+    return pd.DataFrame({"value": {k: repr(v) for k, v in {"profile": profile, **settings}.items()}})
+
+
+def run_label(profile: str, paper_scale: bool) -> str:
+    """The ``profile`` label of a run in the result store: ``paper`` for a run at the paper's scale
+    (whichever profile asked for it, so the cpu and paper reports share it), else the profile's
+    name, or ``custom`` for a reduced run the ``paper`` profile was asked for."""
+    if paper_scale:
+        return "paper"
+    return "custom" if profile == "paper" else profile

@@ -1,0 +1,52 @@
+"""A notebook's runs: the result store, running (or loading) a list of configs, missing datasets."""
+
+from __future__ import annotations
+
+import os
+
+from fedlib.reporting.paths import project_root
+
+
+def results_store(root=None):
+    """The :class:`~fedlib.experiments.ResultStore` the notebooks share: ``root``, else
+    ``$FEDLIB_RESULTS``, else ``<project>/results``."""
+    from fedlib.experiments import ResultStore
+
+    if isinstance(root, ResultStore):
+        return root
+    return ResultStore(root or os.environ.get("FEDLIB_RESULTS") or project_root() / "results")
+
+
+def run_all(cfgs: list, desc: str | None = "runs", workers: int | None = 1, store=None,
+            progress: bool = True) -> list:
+    """The :class:`~fedlib.experiments.RunResult` of every config, in order: finished runs come
+    from the store; with ``workers > 1`` the missing ones first run in a local process pool (one
+    one-thread process per worker, ``fedlib.experiments.sweep``); a lone missing run runs here.
+    ``desc`` names an overall progress bar (``None``: none)."""
+    from tqdm.auto import tqdm
+
+    from fedlib.experiments import run, sweep
+
+    store = results_store(store)
+    todo = {c.config_hash(): c for c in cfgs if store.get(c) is None}
+    if workers and workers > 1 and len(todo) > 1:
+        sweep(list(todo.values()), workers=min(workers, len(todo)), store=store, progress=progress)
+    each = cfgs if desc is None else tqdm(cfgs, desc=desc, unit="run", disable=not progress)
+    return [run(c, store=store, progress=progress) for c in each]
+
+
+def run_or_load(cfgs: list, store=None, workers: int = 1, progress: bool = True) -> list:
+    """:func:`run_all` without the overall progress bar (each run still reports itself)."""
+    return run_all(cfgs, desc=None, workers=workers, store=store, progress=progress)
+
+
+def dataset_missing(name: str) -> str | None:
+    """``None`` if dataset ``name`` loads here, else the text a table records instead of a number."""
+    from fedlib.core.errors import FedlibError
+    from fedlib.data import load_dataset
+
+    try:
+        load_dataset(name)
+    except FedlibError:
+        return f"needs download: fedlib data fetch {name}"
+    return None

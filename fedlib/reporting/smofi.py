@@ -1,0 +1,131 @@
+"""The SMoFi notebooks' runs and the paper's numbers they share.
+
+Every SMoFi notebook run is :func:`smofi_config`: the profile's split-FL preset with every knob set
+explicitly on top, so a run two notebooks share (FedAvg, SMoFi at α = −0.1) is one stored result.
+"""
+
+from __future__ import annotations
+
+from fedlib.core.errors import FedlibError
+from fedlib.reporting.profiles import apply_knobs
+
+SMOFI_PRESET = {"smoke": "sflv1-cifar10-smoke", "cpu": "sflv1-cifar10-cpu", "paper": "sflv1-cifar10"}
+SMOFI_BATCH = {"cifar10": 32, "cifar100": 32, "tinyimagenet": 64}  # SMoFi spec §4 [D]
+SMOFI_DATASETS = ["cifar10", "cifar100", "tinyimagenet"]
+# participation settings per profile: clients, clients per round, training images, rounds per dataset
+SMOFI_PARTICIPATION = {
+    "smoke": {"full": dict(clients=4, per_round=4, max_train=256,
+                           rounds={"cifar10": 2, "cifar100": 2, "tinyimagenet": 2})},
+    "cpu": {"full": dict(clients=10, per_round=10, max_train=4000,
+                         rounds={"cifar10": 15, "cifar100": 15, "tinyimagenet": 15}),
+            "partial": dict(clients=20, per_round=10, max_train=5000,
+                            rounds={"cifar10": 20, "cifar100": 20, "tinyimagenet": 20})},
+    "paper": {"partial": dict(clients=20, per_round=10, max_train=None,
+                              rounds={"cifar10": 200, "cifar100": 300, "tinyimagenet": 400})},
+}
+# the knobs that change a run's scale: a notebook that changes one labels its runs "custom"
+SMOFI_SCALE_KNOBS = ("rounds", "model", "cut", "max_test")
+# display name -> registered split-FL algorithm (fedlib.split.algorithms)
+SMOFI_METHODS = {
+    "FedAvg": "fedavg",
+    "+ FedAvgM": "fedavg+fedavgm",
+    "+ SlowMo": "fedavg+slowmo",
+    "+ SMoFi": "fedavg+smofi",
+    "FedProx": "fedprox",
+    "FedProx + SMoFi": "fedprox+smofi",
+    "FedNAR": "fednar",
+    "FedNAR + SMoFi": "fednar+smofi",
+}
+
+# ------------------------------------------------------------------ the paper's numbers (spec §5)
+# main table: base method FedAvg = SFLV1, Dirichlet α = 0.1, best top-1 %
+PAPER_ACCURACY = {
+    "cifar10": {"FedAvg": 77.16, "+ FedAvgM": 79.19, "+ SlowMo": 76.54, "+ SMoFi": 81.82},
+    "cifar100": {"FedAvg": 48.10, "+ FedAvgM": 50.28, "+ SlowMo": 50.96, "+ SMoFi": 53.83},
+    "tinyimagenet": {"FedAvg": 33.43, "+ FedAvgM": 33.58, "+ SlowMo": 33.82, "+ SMoFi": 39.73},
+}
+# frameworks table (Tiny-ImageNet): SFLV1 is the main table's FedAvg, SMoFi its FedAvg + SMoFi
+PAPER_FRAMEWORKS = {"tinyimagenet": {"SFLV1": PAPER_ACCURACY["tinyimagenet"]["FedAvg"], "SFLV2": 34.72,
+                                     "SMoFi": PAPER_ACCURACY["tinyimagenet"]["+ SMoFi"]}}
+# rounds to SFLV1's best accuracy on Tiny-ImageNet: (number, what the paper says where it gives none)
+PAPER_TINYIMAGENET_ROUNDS = {"SMoFi": (16, ""), "SFLV1": (float("nan"), "paper: > 400 rounds; ")}
+
+
+def smofi_config(profile: str, dataset: str, algorithm: str, seed: int, participation: str, *, label: str,
+                 model: str, cut: str | None, max_test: int | None, rounds: int | None = None, **extra):
+    """One SMoFi-notebook run: the profile's split preset with every knob set explicitly on top.
+
+    ``participation`` names a :data:`SMOFI_PARTICIPATION` setting of ``profile``; ``rounds``
+    overrides its round budget; ``extra`` holds more overrides (``{"options.alpha": -1.0}``). The
+    notebooks build every run here, so a run they share (FedAvg, SMoFi at α = −0.1) is one
+    stored result.
+    """
+    from fedlib.experiments import RunConfig
+
+    settings = SMOFI_PARTICIPATION[profile]
+    if participation not in settings:
+        raise FedlibError(f"unknown participation setting {participation!r} at profile {profile!r}",
+                          f"use one of {list(settings)}")
+    P = settings[participation]
+    over = {"profile": label, "seed": int(seed), "algorithm": algorithm, "options": {},
+            "rounds": int(rounds or P["rounds"][dataset]), "eval_every": 1, "data.dataset": dataset,
+            "data.max_train": P["max_train"], "data.max_test": max_test,
+            "model.name": model, "model.cut": cut,
+            "split.clients": P["clients"], "split.per_round": P["per_round"],
+            "local.batch_size": SMOFI_BATCH[dataset]}
+    over.update(extra)
+    return RunConfig.from_preset(SMOFI_PRESET[profile]).with_overrides(over)
+
+
+def smofi_label(settings: dict, defaults: dict, profile: str, knobs=SMOFI_SCALE_KNOBS) -> str:
+    """The run label of a SMoFi notebook: ``profile`` while every scale knob keeps the profile's
+    value (``defaults``), ``custom`` once one is changed."""
+    return profile if all(settings[k] == defaults[k] for k in knobs) else "custom"
+
+
+def smofi_settings(settings_by_profile: dict, profile: str, namespace: dict, lists=(),
+                   knobs=SMOFI_SCALE_KNOBS) -> tuple[dict, dict, str]:
+    """A SMoFi notebook's settings: (the profile's settings with the knobs of ``namespace`` applied
+    (:func:`~fedlib.reporting.profiles.apply_knobs`), the participation settings they name
+    (:func:`smofi_participations`), the run label (:func:`smofi_label`))."""
+    defaults = settings_by_profile[profile]
+    settings = apply_knobs(defaults, namespace, lists)
+    return (settings, smofi_participations(profile, settings.get("participations", ())),
+            smofi_label(settings, defaults, profile, knobs))
+
+
+def smofi_participations(profile: str, names) -> dict:
+    """The :data:`SMOFI_PARTICIPATION` settings ``names`` of ``profile`` (checked), by name."""
+    known = SMOFI_PARTICIPATION[profile]
+    for name in names:
+        if name not in known:
+            raise FedlibError(f"unknown participation setting {name!r} at profile {profile!r}",
+                              f"use one of {list(known)}")
+    return {name: known[name] for name in names}
+
+
+def smofi_configs(profile: str, label: str, settings: dict):
+    """``config(dataset, algorithm, seed, participation, **extra)``: :func:`smofi_config` with a
+    notebook's scale knobs (``settings``: model, cut, max_test, rounds) and run label."""
+
+    def config(dataset: str, algorithm: str, seed: int, participation: str, **extra):
+        return smofi_config(profile, dataset, algorithm, seed, participation, label=label, model=settings["model"],
+                            cut=settings["cut"], max_test=settings["max_test"], rounds=settings["rounds"], **extra)
+
+    return config
+
+
+def smofi_scale_note(profile: str, label: str, settings: dict, dataset: str, participation: str,
+                     budget: bool = False) -> str:
+    """What a comparison row says about the scale it was measured at (``budget``: call the rounds
+    a budget, as the speed-up notebook does)."""
+    if label == "paper":
+        return f"paper profile (spec §4), {len(settings['seeds'])} seed(s)"
+    P = SMOFI_PARTICIPATION[profile][participation]
+    data = f"{P['max_train']} training images" if P["max_train"] else "all training images"
+    R = settings["rounds"] or P["rounds"][dataset]
+    return (f"{profile} profile, {participation} participation: {settings['model']} on {data} of {dataset}, "
+            f"{P['per_round']} of {P['clients']} clients per round, "
+            + (f"a {R}-round budget" if budget else f"{R} rounds")
+            + f", test on {settings['max_test'] or 'all'} images, paired seeds {settings['seeds']} — not the "
+              "paper's ResNet-18 setting")

@@ -1,0 +1,44 @@
+"""Paper-vs-measured tables: the comparison every notebook ends with, and its markdown form."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pandas as pd
+
+from fedlib.reporting.paths import report_dir
+
+COMPARISON_COLUMNS = ["table", "setting", "metric", "paper", "measured", "profile", "note"]
+
+
+def comparison(rows: list[dict], profile: str) -> pd.DataFrame:
+    """Paper vs measured, one row per (table, setting, metric); ``paper`` may be missing (NaN)."""
+    df = pd.DataFrame(rows)
+    for col in COMPARISON_COLUMNS:
+        if col not in df:
+            df[col] = profile if col == "profile" else ("" if col in ("note", "setting") else float("nan"))
+    return df[COMPARISON_COLUMNS + [c for c in df.columns if c not in COMPARISON_COLUMNS]]
+
+
+def save_comparison(df: pd.DataFrame, name: str, profile: str, group: str = "") -> Path:
+    """Write the notebook's paper-vs-measured table where ``fedlib reproduce`` collects it."""
+    path = report_dir(profile, group) / f"{name}.comparison.csv"
+    tmp = path.with_suffix(".tmp")
+    df.to_csv(tmp, index=False)
+    os.replace(tmp, path)
+    return path
+
+
+def markdown_table(df: pd.DataFrame, floatfmt: str = "{:.2f}") -> str:
+    """A GitHub-flavoured markdown table (no tabulate dependency)."""
+
+    def cell(v) -> str:
+        if isinstance(v, float):
+            return "" if v != v else floatfmt.format(v)
+        return str(v).replace("|", "\\|").replace("\n", " ")
+
+    head = "| " + " | ".join(map(str, df.columns)) + " |"
+    rule = "|" + "|".join("---" for _ in df.columns) + "|"
+    body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
+    return "\n".join([head, rule, *body])

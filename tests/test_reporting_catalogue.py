@@ -1,0 +1,76 @@
+"""The notebooks' shared run builders (fedlib.reporting.fedqs / .smofi): labels, reductions, shared runs."""
+
+import pytest
+
+from fedlib.core.errors import FedlibError
+from fedlib.reporting import (check_names, run_label, smofi_config, smofi_configs, smofi_label,
+                              smofi_participations)
+from fedlib.reporting.fedqs import (CPU_CV_SUBSET, METHODS, SCALE, TASKS, Study, expand_tasks, is_reduced,
+                                    scale_summary, target_rounds, task_config, task_scale)
+
+
+def test_run_label():
+    assert run_label("cpu", True) == run_label("paper", True) == "paper"
+    assert run_label("cpu", False) == "cpu"
+    assert run_label("paper", False) == "custom"
+
+
+def test_check_names_lists_the_choices():
+    assert check_names(("a",), {"a": 1}, "method") == ["a"]
+    with pytest.raises(FedlibError, match="unknown method 'x' in reduced_methods"):
+        check_names(["x"], {"a": 1}, "method", "reduced_methods")
+
+
+def test_expand_tasks_groups_in_order_once():
+    assert expand_tasks(["adult-gender", "adult", "cifar10-x1"]) == ["adult-gender", "adult-ethnicity", "cifar10-x1"]
+    with pytest.raises(FedlibError, match="unknown task"):
+        expand_tasks(["mnist"])
+    assert set(TASKS) == {t for group in ("adult", "cifar10", "shakespeare") for t in expand_tasks([group])}
+
+
+def test_task_config_labels_paper_scale_runs_paper():
+    cfg = task_config("fedqs-avg", "adult-gender", "cpu")
+    assert cfg.profile == "paper" and not is_reduced("adult-gender", "cpu")[0]
+    reduced = task_config("fedqs-avg", "cifar10-x0.5", "cpu")
+    assert reduced.profile == "cpu" and reduced.model.name == "cnn3" and reduced.rounds == 50
+    assert reduced.data.alpha == 0.5
+    assert task_config("fedavg", "adult-gender", "paper", rounds=7).profile == "custom"
+    assert scale_summary(["adult-gender", "cifar10-x1"], "cpu") == \
+        (["cifar10-x1"], "cpu profile: reduced runs (cifar10-x1), not the paper's settings")
+    assert task_scale("adult-gender", ["cifar10-x1"], "cpu") == "paper scale"
+    assert target_rounds({"rounds_to_98": 3, "rounds_to_95": 2}, "adult-ethnicity") == 3
+    assert set(SCALE["cpu"]) == set(SCALE["smoke"]) == set(SCALE["paper"])
+    assert all(METHODS[m][1] in ("model", "gradient") for m in METHODS)
+
+
+def test_table1_and_table2_share_the_cpu_cifar10_runs():
+    """Table 2's notebook says its x = 0.1 FedAvg run at cpu is Table 1's: one stored result."""
+    table1 = Study("cifar10", "cpu", 50).config(
+        "fedavg", ["data.partition=dirichlet", "data.alpha=0.1", "safl.mode=semi-async"], seed=0)
+    table2 = task_config("fedavg", "cifar10-x0.1", "cpu").replace(seed=0)
+    assert table1.config_hash() == table2.config_hash()
+
+
+def test_study_reductions_and_label():
+    adult = Study("adult", "cpu", 400)
+    assert adult.paper_scale and adult.label == "paper" and adult.reductions == []
+    assert not Study("adult", "cpu", 400, paper_knobs=False).paper_scale
+    cv = Study("cifar10", "smoke", 5, ["safl.k=3"], cpu_cv=CPU_CV_SUBSET)
+    assert cv.reductions == ["safl.k=3", *CPU_CV_SUBSET] and cv.label == "smoke"
+    assert Study("cifar10", "paper", 400).reductions == []
+    with pytest.raises(FedlibError, match="unknown task"):
+        Study("mnist", "cpu", 5)
+
+
+def test_smofi_label_participations_and_configs():
+    defaults = dict(rounds=None, model="cnn", cut="conv1", max_test=100)
+    assert smofi_label(dict(defaults), defaults, "smoke") == "smoke"
+    assert smofi_label({**defaults, "rounds": 3}, defaults, "smoke") == "custom"
+    assert list(smofi_participations("cpu", ["partial"])) == ["partial"]
+    with pytest.raises(FedlibError, match="unknown participation"):
+        smofi_participations("paper", ["full"])
+    settings = {**defaults, "seeds": [0]}
+    built = smofi_configs("smoke", "smoke", settings)("cifar10", "fedavg+smofi", 0, "full", **{"options.alpha": -1.0})
+    direct = smofi_config("smoke", "cifar10", "fedavg+smofi", 0, "full", label="smoke", model="cnn", cut="conv1",
+                          max_test=100, rounds=None, **{"options.alpha": -1.0})
+    assert built.config_hash() == direct.config_hash()
