@@ -88,9 +88,12 @@ def test_composed_is_the_task_base_with_the_algorithm_then_the_profile_overlay()
 
 def test_a_name_both_paradigms_make_belongs_to_the_first():
     assert RunConfig.from_preset("fedavg-cifar10").paradigm == "safl"
-    with pytest.raises(FedlibError, match=r"(?s)'fedavg-cifar10' has no 'cpu' profile.*"
-                                          r"split-cifar10-cpu, split-cifar10-smoke"):
-        RunConfig.from_preset("fedavg-cifar10-cpu")
+    cpu = RunConfig.from_preset("fedavg-cifar10-cpu")  # SAFL's cpu overlay, not split's
+    assert (cpu.paradigm, cpu.model.name, cpu.rounds) == ("safl", "cnn3", 50)
+    # UCI Adult runs at the paper's scale on a CPU: no cpu overlay, and the error lists the overlays
+    with pytest.raises(FedlibError, match=r"(?s)'fedavg-adult-gender' has no 'cpu' profile.*"
+                                          r"safl-cifar10-cpu.*split-cifar10-smoke"):
+        RunConfig.from_preset("fedavg-adult-gender-cpu")
 
 
 @pytest.mark.parametrize("name, close", [

@@ -3,9 +3,10 @@
 import pytest
 
 from fedlib.core.errors import FedlibError
+from fedlib.experiments import RunConfig
 from fedlib.reporting import (check_names, run_label, smofi_config, smofi_configs, smofi_label,
                               smofi_participations)
-from fedlib.reporting.fedqs import (CPU_CV_SUBSET, METHODS, SCALE, TASKS, Study, expand_tasks, is_reduced,
+from fedlib.reporting.fedqs import (CPU_CV_SUBSET, METHODS, TASKS, scale, Study, expand_tasks, is_reduced,
                                     scale_summary, target_rounds, task_config, task_scale)
 
 
@@ -39,7 +40,11 @@ def test_task_config_labels_paper_scale_runs_paper():
         (["cifar10-x1"], "cpu profile: reduced runs (cifar10-x1), not the paper's settings")
     assert task_scale("adult-gender", ["cifar10-x1"], "cpu") == "paper scale"
     assert target_rounds({"rounds_to_98": 3, "rounds_to_95": 2}, "adult-ethnicity") == 3
-    assert set(SCALE["cpu"]) == set(SCALE["smoke"]) == set(SCALE["paper"])
+    # the profile reductions are the preset overlays: the composed cpu preset is Table 2's run
+    assert scale("adult-gender", "cpu") == [] and scale("cifar10", "paper") == []
+    assert sorted(scale("cifar10", "cpu")) == ["model.name=cnn3", "rounds=50"]
+    composed = RunConfig.from_preset("fedqs-avg-cifar10-cpu").with_overrides(["data.alpha=0.1"])
+    assert composed.config_hash() == task_config("fedqs-avg", "cifar10-x0.1", "cpu").config_hash()
     assert all(METHODS[m][1] in ("model", "gradient") for m in METHODS)
 
 

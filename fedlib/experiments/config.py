@@ -49,6 +49,8 @@ __all__ = [
     "PRESET_DIR",
     "TASKS",
     "list_presets",
+    "profile_overlay",
+    "overlay_overrides",
     "load_preset_dict",
 ]
 
@@ -483,6 +485,26 @@ def _unknown_preset(name: str) -> FedlibError:
     return FedlibError(f"unknown preset {name!r}",
                        (f"did you mean {close[0]}? " if close else "")
                        + f"available presets: {', '.join(names) or '(none)'}")
+
+
+def profile_overlay(paradigm: str, task: str, profile: str) -> dict:
+    """The overlay ``presets/profiles/<paradigm>-<task>-<profile>.yaml`` (without its description),
+    or ``{}`` where the profile changes nothing (e.g. ``cpu`` on UCI Adult: the paper's scale)."""
+    path = _overlays().get((paradigm, task, profile))
+    return {} if path is None else _load_yaml_file(path, ())
+
+
+def overlay_overrides(overlay: dict, prefix: str = "") -> list[str]:
+    """``{"safl": {"k": 3}, "rounds": 5}`` -> ``["safl.k=3", "rounds=5"]`` (``with_overrides`` input)."""
+    import yaml
+
+    out = []
+    for key, value in overlay.items():
+        if isinstance(value, dict):
+            out += overlay_overrides(value, f"{prefix}{key}.")
+        else:
+            out.append(f"{prefix}{key}={yaml.safe_dump(value, default_flow_style=True).strip().removesuffix('...').strip()}")
+    return out
 
 
 def load_preset_dict(name: str) -> dict:

@@ -4,7 +4,7 @@ what each profile changes on top of the paper-scale presets (``fedqs-*.yaml``, `
 Two kinds of notebook build their runs here:
 
 - the multi-task tables (Table 2, Table 3, Figure 4): :data:`TASKS` / :data:`TASK_GROUPS`,
-  :func:`task_config` (preset + the profile's :data:`SCALE` + the notebook's overrides);
+  :func:`task_config` (preset + the profile's :func:`scale` overlay + the notebook's overrides);
 - the one-task studies (Tables 1, 4, 5, 6, Figure 5): :class:`Study` (the preset, the CPU-scale
   CIFAR-10 reduction, the run label).
 
@@ -45,18 +45,22 @@ ALL_TASKS = list(TASKS)
 TASK_GROUPS = {"adult": ["adult-gender", "adult-ethnicity"], "cifar10": ["cifar10-x0.1", "cifar10-x0.5", "cifar10-x1"],
                "shakespeare": ["shakespeare"]}
 
-# what each profile changes on top of the paper-scale presets, per dataset
-CPU_CV = ["model.name=cnn3"]  # Table 1's CPU-scale CV model: the FedQS SAFL-gap study's small CNN
-SCALE = {
-    "smoke": {"adult": ["safl.clients=10", "safl.k=3", "rounds=5", "data.max_train=2000"],
-              "cifar10": ["model.name=cnn", "safl.clients=10", "safl.k=3", "rounds=3", "data.max_train=500",
-                          "data.max_test=200"],
-              "shakespeare": ["safl.clients=10", "safl.k=3", "rounds=3", "data.max_train=500", "data.max_test=200"]},
-    "cpu": {"adult": [],
-            "cifar10": [*CPU_CV, "rounds=50"],  # Table 1's CPU-scale CV task
-            "shakespeare": ["rounds=100", "data.max_train=5000", "data.max_test=1000"]},
-    "paper": {"adult": [], "cifar10": [], "shakespeare": []},
-}
+
+
+def scale(suffix: str, profile: str) -> list:
+    """What ``profile`` changes on top of the paper-scale preset ``<method>-<suffix>``: the preset
+    profile overlay ``fedlib/presets/profiles/safl-<suffix>-<profile>.yaml`` as overrides (its
+    ``profile`` label left to :func:`~fedlib.reporting.profiles.run_label`); ``[]`` at the paper's
+    scale. One profile mechanism for presets and notebooks: ``fedqs-avg-cifar10-cpu`` is the run
+    Table 2 makes at cpu."""
+    from fedlib.experiments.config import overlay_overrides, profile_overlay
+
+    overlay = {k: v for k, v in profile_overlay("safl", suffix, profile).items() if k != "profile"}
+    return overlay_overrides(overlay)
+
+
+# Table 1's CPU-scale CV model (the FedQS SAFL-gap study's small CNN), as the cpu overlay names it
+CPU_CV = [o for o in scale("cifar10", "cpu") if o.startswith("model.")]
 
 
 def expand_tasks(names) -> list:
@@ -85,11 +89,11 @@ def is_reduced(task: str, profile: str, rounds: int | None = None) -> tuple[bool
     if task not in TASKS:
         raise FedlibError(f"unknown task {task!r}", f"choose from {list(TASKS)}")
     suffix, over = TASKS[task][:2]
-    scale = list(SCALE[profile][suffix.split("-")[0]])
+    reduce = scale(suffix, profile)
     if rounds is not None:
-        scale.append(f"rounds={rounds}")
+        reduce.append(f"rounds={rounds}")
     base = RunConfig.from_preset(f"fedavg-{suffix}").with_overrides(over)
-    return base.with_overrides(scale).config_hash() != base.config_hash(), scale
+    return base.with_overrides(reduce).config_hash() != base.config_hash(), reduce
 
 
 def task_config(method: str, task: str, profile: str, rounds: int | None = None, extra=()):
@@ -98,9 +102,9 @@ def task_config(method: str, task: str, profile: str, rounds: int | None = None,
     from fedlib.experiments import RunConfig
 
     suffix, over = TASKS[task][:2]
-    reduced, scale = is_reduced(task, profile, rounds)
+    reduced, reduce = is_reduced(task, profile, rounds)
     label = run_label(profile, not reduced)
-    return RunConfig.from_preset(f"{method}-{suffix}").with_overrides([*over, *scale, *extra, f"profile={label}"])
+    return RunConfig.from_preset(f"{method}-{suffix}").with_overrides([*over, *reduce, *extra, f"profile={label}"])
 
 
 def scale_summary(tasks, profile: str, rounds: int | None = None) -> tuple[list, str]:

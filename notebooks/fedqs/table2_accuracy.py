@@ -80,7 +80,8 @@ show_settings(settings, profile)
 
 # %% [markdown]
 # Methods, tasks and what each profile changes on top of the paper-scale presets are
-# `fedlib.reporting.fedqs` (`METHODS`, `TASKS`, `SCALE`), shared with Table 3 and Figure 4.
+# `fedlib.reporting.fedqs` (`METHODS`, `TASKS`, and `scale`: the preset profile overlays of
+# `fedlib/presets/profiles/`), shared with Table 3 and Figure 4.
 
 # %%
 import matplotlib.pyplot as plt
