@@ -21,6 +21,21 @@ from fedlib.safl.strategy import State, Strategy, apply_delta, clone_state
 __all__ = ["FedSGD", "FedBuff", "WKAFL", "FedAC", "DeFedAvg", "FADAS", "CA2FL"]
 
 
+class AdaptiveServer(Strategy):
+    """A strategy with a server-side Adam/AMSGrad (:class:`fedlib.core.server_opt.ServerAdam`,
+    kept in its checkpoint): FedAC and FADAS."""
+
+    def __init__(self, options=None):
+        super().__init__(options)
+        self.adam = ServerAdam()
+
+    def state_dict(self):
+        return self.adam.state_dict()
+
+    def load_state_dict(self, d):
+        self.adam.load_state_dict(d)
+
+
 class FedSGD(Strategy):
     """FedSGD in SAFL (gradient aggregation): w ← w + η_g · Σ_j p_j Δ_j, p_j = 1/K.
 
@@ -154,7 +169,7 @@ class WKAFL(Strategy):
 
 
 
-class FedAC(Strategy):
+class FedAC(AdaptiveServer):
     """FedAC (Zang et al., "Efficient asynchronous federated learning with prospective momentum
     aggregation and fine-grained correction", AAAI 2024): temporal-gradient client weights and an
     adaptive server step with prospective (look-ahead) momentum.
@@ -196,10 +211,6 @@ class FedAC(Strategy):
             check(0 <= self.beta1 < 1 and 0 <= self.beta2 < 1, "options.beta1/beta2 must be in [0, 1)")
             check(self.eps > 0, f"options.eps must be > 0, got {self.eps}")
 
-    def __init__(self, options=None):
-        super().__init__(options)
-        self.adam = ServerAdam()
-
     def weights(self, global_state, updates, ctx) -> torch.Tensor:
         keys = param_keys(global_state, ctx)
         g = as_vector(global_state, keys)
@@ -220,12 +231,6 @@ class FedAC(Strategy):
         step = self.adam.scaled_step(mean, param_keys(global_state, ctx), o.server_lr, o.beta1, o.beta2,
                                      nesterov=True, eps=o.eps)
         return add_step(global_state, step)
-
-    def state_dict(self):
-        return self.adam.state_dict()
-
-    def load_state_dict(self, d):
-        self.adam.load_state_dict(d)
 
 
 
@@ -258,7 +263,7 @@ class DeFedAvg(Strategy):
 
 
 
-class FADAS(Strategy):
+class FADAS(AdaptiveServer):
     """FADAS (Wang et al., "FADAS: towards federated adaptive asynchronous optimization", ICML
     2024, Alg. 1): AMSGrad-style server step with a delay-adaptive learning rate.
 
@@ -295,10 +300,6 @@ class FADAS(Strategy):
             check(self.eps > 0, f"options.eps must be > 0, got {self.eps}")
             check(self.delay_threshold >= 0, "options.delay_threshold must be >= 0")
 
-    def __init__(self, options=None):
-        super().__init__(options)
-        self.adam = ServerAdam()
-
     def lr(self, updates) -> float:
         tmax = max(u.staleness for u in updates)
         eta = self.options.server_lr
@@ -312,12 +313,6 @@ class FADAS(Strategy):
         step = self.adam.scaled_step(mean, param_keys(global_state, ctx), self.lr(updates), o.beta1, o.beta2,
                                      amsgrad=True, eps=o.eps)
         return add_step(global_state, step)
-
-    def state_dict(self):
-        return self.adam.state_dict()
-
-    def load_state_dict(self, d):
-        self.adam.load_state_dict(d)
 
 
 
