@@ -35,7 +35,7 @@ from fedlib.core.server_opt import ServerMomentum
 from fedlib.core.state import State
 from fedlib.split.smofi import SMoFiHook, SMoFiOptions
 
-__all__ = ["ServerAddon", "FedAvgM", "SlowMo", "SMoFi", "FedAvgMOptions", "SlowMoOptions"]
+__all__ = ["ServerAddon", "MomentumAddon", "FedAvgM", "SlowMo", "SMoFi", "FedAvgMOptions", "SlowMoOptions"]
 
 
 # ------------------------------------------------------------------------------------------- options
@@ -105,7 +105,37 @@ class ServerAddon:
         pass
 
 
-class FedAvgM(ServerAddon):
+class MomentumAddon(ServerAddon):
+    """Heavy-ball momentum on the round pseudo-gradient Δ^n = W^n − avg (FedAvgM, SlowMo): the buffer
+    sees Δ^n / ``delta_scale``, the model moves by ``step`` · buffer (:meth:`scales` for round lr γ_n).
+    The buffer is :class:`fedlib.core.server_opt.ServerMomentum`, checkpointed under :attr:`buffer_key`."""
+
+    buffer_key = "velocity"
+
+    def __init__(self, beta: float):
+        self.momentum = ServerMomentum(beta)
+
+    def scales(self, lr: float) -> tuple[float, float]:
+        """(delta_scale, step) of a round whose local lr is ``lr``."""
+        raise NotImplementedError
+
+    def update(self, global_state, averaged, trainable, lr):
+        delta_scale, step = self.scales(lr)
+        out = dict(averaged)
+        for k in trainable:
+            g = global_state[k]
+            v = self.momentum.step(k, (g.to(torch.float64) - averaged[k].to(torch.float64)) / delta_scale)
+            out[k] = (g.to(torch.float64) - step * v).to(g.dtype)
+        return out
+
+    def state_dict(self):
+        return {self.buffer_key: self.momentum.state_dict()["buffer"]}
+
+    def load_state_dict(self, state):
+        self.momentum.load_state_dict({"buffer": state.get(self.buffer_key, {})})
+
+
+class FedAvgM(MomentumAddon):
     """Server momentum on the round pseudo-gradient Δ^n = W^n − avg (Hsu et al. 2019)::
 
         v^{n+1} = β_g v^n + Δ^n,   W^{n+1} = W^n − η_g v^{n+1}
@@ -118,24 +148,13 @@ class FedAvgM(ServerAddon):
     def __init__(self, server_momentum: float = 0.9, server_lr: float = 1.0):
         self.options = FedAvgMOptions(server_momentum, server_lr)
         self.lr = float(server_lr)
-        self.momentum = ServerMomentum(server_momentum)
+        super().__init__(server_momentum)
 
-    def update(self, global_state, averaged, trainable, lr):
-        out = dict(averaged)
-        for k in trainable:
-            g = global_state[k]
-            v = self.momentum.step(k, g.to(torch.float64) - averaged[k].to(torch.float64))
-            out[k] = (g.to(torch.float64) - self.lr * v).to(g.dtype)
-        return out
-
-    def state_dict(self):
-        return {"velocity": self.momentum.state_dict()["buffer"]}
-
-    def load_state_dict(self, state):
-        self.momentum.load_state_dict({"buffer": state.get("velocity", {})})
+    def scales(self, lr):
+        return 1.0, self.lr
 
 
-class SlowMo(ServerAddon):
+class SlowMo(MomentumAddon):
     """Slow momentum (Wang et al., ICLR 2020, Alg. 1) with the round's base lr γ_n::
 
         u^{n+1} = β u^n + Δ^n / γ_n,   W^{n+1} = W^n − α γ_n u^{n+1}
@@ -145,26 +164,16 @@ class SlowMo(ServerAddon):
     """
 
     name = "slowmo"
+    buffer_key = "u"
 
     def __init__(self, slow_momentum: float = 0.7, slow_lr: float = 1.0):
         self.options = SlowMoOptions(slow_momentum, slow_lr)
         self.alpha = float(slow_lr)
-        self.momentum = ServerMomentum(slow_momentum)
+        super().__init__(slow_momentum)
 
-    def update(self, global_state, averaged, trainable, lr):
+    def scales(self, lr):
         check(lr > 0, f"SlowMo needs a positive base lr, got {lr}")
-        out = dict(averaged)
-        for k in trainable:
-            g = global_state[k]
-            u = self.momentum.step(k, (g.to(torch.float64) - averaged[k].to(torch.float64)) / lr)
-            out[k] = (g.to(torch.float64) - self.alpha * lr * u).to(g.dtype)
-        return out
-
-    def state_dict(self):
-        return {"u": self.momentum.state_dict()["buffer"]}
-
-    def load_state_dict(self, state):
-        self.momentum.load_state_dict({"buffer": state.get("u", {})})
+        return lr, self.alpha * lr
 
 
 class SMoFi(ServerAddon):
