@@ -4,13 +4,26 @@ buffers get the rounded step, spec §5)."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Sequence
 
 import torch
 
+from fedlib.core.errors import check
 from fedlib.safl.strategy import SimContext, State, Update, float_keys
 
-__all__ = ["WEIGHTINGS", "param_keys", "as_vector", "cosine", "update_weights", "mean_delta", "add_step"]
+__all__ = ["ServerLrOptions", "WEIGHTINGS", "param_keys", "as_vector", "cosine", "update_weights", "mean_delta", "add_step"]
+
+
+@dataclass
+class ServerLrOptions:
+    """The options of a plain delta-averaging server: ``server_lr`` η_g in w ← w + η_g · Σ p_j Δ_j (1 in
+    the papers); FedBuff, DeFedAvg."""
+
+    server_lr: float = 1.0
+
+    def __post_init__(self):
+        check(self.server_lr > 0, f"options.server_lr must be > 0, got {self.server_lr}")
 
 WEIGHTINGS = ("uniform", "samples")
 

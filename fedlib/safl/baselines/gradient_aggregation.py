@@ -14,6 +14,7 @@ from fedlib.core.errors import check, check_choice
 from fedlib.core.server_opt import ServerAdam
 from fedlib.core.utils import generator
 from fedlib.safl.baselines.common import (
+    ServerLrOptions,
     WEIGHTINGS, add_step, as_vector, cosine, mean_delta, param_keys, update_weights,
 )
 from fedlib.safl.strategy import State, Strategy, apply_delta, clone_state
@@ -72,12 +73,7 @@ class FedBuff(Strategy):
 
     name, aggregation = "fedbuff", "gradient"
 
-    @dataclass
-    class Options:
-        server_lr: float = 1.0
-
-        def __post_init__(self):
-            check(self.server_lr > 0, f"options.server_lr must be > 0, got {self.server_lr}")
+    Options = ServerLrOptions
 
     def weights(self, updates) -> torch.Tensor:
         k = len(updates)
@@ -247,12 +243,7 @@ class DeFedAvg(Strategy):
 
     name, aggregation = "defedavg", "gradient"
 
-    @dataclass
-    class Options:
-        server_lr: float = 1.0
-
-        def __post_init__(self):
-            check(self.server_lr > 0, f"options.server_lr must be > 0, got {self.server_lr}")
+    Options = ServerLrOptions
 
     def select(self, buffer, ctx):
         g = generator(ctx.seed, "defedavg", ctx.round)
