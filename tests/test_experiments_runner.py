@@ -207,14 +207,20 @@ def test_checkpoints_are_loaded_weights_only(tmp_path, monkeypatch):
     store = ResultStore(tmp_path / "r")
     cfg = cfg_("rounds=4")
     store.path(cfg).mkdir(parents=True)
-    for fmt in ("torch", "pickle"):
+
+    def plant(fmt):
         with open(store.checkpoint_path(cfg), "wb") as f:
             payload = {"config_hash": cfg.config_hash(), "x": _Evil()}
             torch.save(payload, f) if fmt == "torch" else pickle.dump(payload, f, protocol=2)
+
+    for fmt in ("torch", "pickle"):
+        plant(fmt)
         with pytest.warns(CorruptResultWarning):
             assert store.load_checkpoint(cfg) is None
         assert not mark.exists()
+        assert not store.checkpoint_path(cfg).exists()  # discarded: the next run starts over
     # and the run simply starts from round 0
+    plant("torch")
     with pytest.warns(CorruptResultWarning):
         assert run(cfg, store=store, progress=False).summary["resumed_from_round"] == 0
     assert not mark.exists()

@@ -13,6 +13,7 @@ import copy
 import dataclasses
 import difflib
 import math
+import re
 import types
 import typing
 from pathlib import Path
@@ -103,6 +104,7 @@ def _coerce(value, hint, where: str):
               f"{where} must be an integer, got {value!r}")
         return value
     if hint is float:
+        value = _number_from_str(value)
         check(isinstance(value, (int, float)) and not isinstance(value, bool),
               f"{where} must be a number, got {value!r}")
         return float(value)
@@ -119,6 +121,17 @@ def _coerce(value, hint, where: str):
         return type(value)(value) if origin is None else (list if origin is list else tuple)(value)
     if isinstance(hint, type) and hint.__module__ == "typing":  # exotic typing constructs
         return value
+    return value
+
+
+# YAML 1.1 (PyYAML) reads ``1e-3`` (no dot) and ``1E5`` as strings; they are numbers [D, issue 19]
+_NUMBER_RE = re.compile(r"^[-+]?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$")
+
+
+def _number_from_str(value):
+    """``"1e-3"`` -> 0.001 (a string that is a plain decimal number); anything else unchanged."""
+    if isinstance(value, str) and _NUMBER_RE.match(value.strip()):
+        return float(value.strip())
     return value
 
 
@@ -178,7 +191,11 @@ def parse_overrides(overrides) -> list[tuple[str, Any]]:
         try:
             value = yaml.safe_load(raw) if raw.strip() else ""
         except yaml.YAMLError as err:
-            raise FedlibError(f"cannot parse the value of override {item!r}: {err}") from None
+            problem = str(err).splitlines()[0]
+            raise FedlibError(f"cannot parse the value of override {item!r} ({problem})",
+                              "quote it or close its brackets, e.g. --set 'key=[1, 2]'") from None
+        if isinstance(value, str) and _NUMBER_RE.match(value.strip()) and "e" in value.lower():
+            value = float(value)  # 1e-3: a number (YAML 1.1 wants 1.0e-3)
         pairs.append((key, value))
     return pairs
 

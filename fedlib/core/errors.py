@@ -20,6 +20,13 @@ def check(condition: bool, problem: str, fix: str | None = None) -> None:
         raise FedlibError(problem, fix)
 
 
+def closest(name, choices, n: int = 3) -> list[str]:
+    """The ``n`` names of ``choices`` closest to ``name`` (difflib), best first; [] if none is close."""
+    import difflib
+
+    return difflib.get_close_matches(str(name), [str(c) for c in choices], n=n, cutoff=0.5)
+
+
 def check_choice(kind: str, value, choices) -> None:
     """Reject ``value`` unless it is one of ``choices``, listing the valid ones."""
     choices = sorted(choices)

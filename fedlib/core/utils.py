@@ -17,8 +17,49 @@ def resolve_device(device: str | torch.device | None = None) -> torch.device:
     return torch.device(device)
 
 
+def check_device(device) -> None:
+    """Raise :class:`~fedlib.core.errors.FedlibError` unless ``device`` exists on this machine
+    (``auto`` always does: it falls back to the CPU)."""
+    from fedlib.core.errors import FedlibError
+
+    name = str(device)
+    if name in ("auto", "cpu"):
+        return
+    try:
+        dev = torch.device(name)
+    except (RuntimeError, TypeError, ValueError):
+        raise FedlibError(f"unknown device {name!r}", "use auto, cpu, cuda, cuda:N or mps") from None
+    if dev.type == "cuda":
+        if not torch.cuda.is_available():
+            raise FedlibError(f"device {name!r} was asked for, but this machine has no usable CUDA GPU",
+                              "use device=auto (CUDA when present, else CPU) or device=cpu")
+        if dev.index is not None and dev.index >= torch.cuda.device_count():
+            raise FedlibError(f"device {name!r} does not exist: this machine has "
+                              f"{torch.cuda.device_count()} CUDA device(s)",
+                              f"use cuda:0 .. cuda:{torch.cuda.device_count() - 1} or device=auto")
+    elif dev.type == "mps":
+        mps = getattr(torch.backends, "mps", None)
+        if not (mps is not None and mps.is_available()):
+            raise FedlibError(f"device {name!r} was asked for, but this machine has no MPS (Apple GPU)",
+                              "use device=auto or device=cpu")
+    elif dev.type != "cpu":
+        raise FedlibError(f"unknown device {name!r}", "use auto, cpu, cuda, cuda:N or mps")
+
+
+def check_threads(n, where: str = "threads") -> None:
+    """Raise FedlibError unless ``n`` is None or an integer >= 0 (0: leave torch's setting)."""
+    from fedlib.core.errors import FedlibError
+
+    if n is None:
+        return
+    if isinstance(n, bool) or not isinstance(n, int) or n < 0:
+        raise FedlibError(f"{where} must be an integer >= 0 (0: leave torch's setting), got {n!r}",
+                          f"use e.g. {where}=1")
+
+
 def set_threads(n: int | None) -> int:
     """Fix the number of intra-op threads (tiny models run faster with 1 on a busy CPU)."""
+    check_threads(n)
     if n:
         torch.set_num_threads(int(n))
     return torch.get_num_threads()
@@ -61,6 +102,24 @@ def generator(*parts, device: str | torch.device = "cpu") -> torch.Generator:
     g = torch.Generator(device=device)
     g.manual_seed(derive_seed(*parts))
     return g
+
+
+def check_writable_dir(path, what: str, env: str | None = None) -> None:
+    """Raise FedlibError unless ``path`` is (or can be created as) a writable folder."""
+    from fedlib.core.errors import FedlibError
+
+    path = Path(path)
+    how = f"set {env} to a folder you can write to" if env else "pass a folder you can write to"
+    p = path
+    while not p.exists():
+        if p.parent == p:
+            break
+        p = p.parent
+    if p.exists() and not p.is_dir():
+        raise FedlibError(f"the {what} {str(path)!r} is not a folder ({str(p)!r} is a file)", how)
+    if not os.access(p, os.W_OK | os.X_OK):
+        raise FedlibError(f"the {what} {str(path)!r} is not writable (no write permission on "
+                          f"{str(p)!r})", how)
 
 
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:

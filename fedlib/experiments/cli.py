@@ -128,6 +128,14 @@ def cmd_results(args) -> int:
             print(table.to_string(index=False) if len(table) else f"(no results in {store.root})")
             print(("would move" if args.dry_run else "moved") + f" {counts.get('moved', 0)}; "
                   f"current {counts.get('current', 0)}; kept {counts.get('kept', 0)}")
+        assumed = int((table["data"] == "assumed current").sum()) if len(table) else 0
+        if assumed:
+            from fedlib.data.paths import data_root
+
+            print(f"assumed: {assumed} run(s) stored without a data fingerprint were computed on the "
+                  f"same data as now under {data_root().resolve()} ($FEDLIB_DATA); their new hash "
+                  "records that data's fingerprint. If they ran on other data, remove them instead.",
+                  file=sys.stderr)
         return 0
     # rm
     check(bool(args.hashes) != bool(args.all), "results rm takes HASH prefix(es) or --all",

@@ -16,8 +16,10 @@ dataclass the algorithm registered). Each problem raises one :class:`~fedlib.cor
 The ``local`` section is :class:`fedlib.train.LocalConfig` (owned by the training engine).
 
 :meth:`RunConfig.config_hash` is the sha256 of the canonical JSON of every field (algorithm options
-completed with their defaults) except the other paradigm's section (``safl`` / ``split``), plus the
-fedlib version: the key of the result store.
+completed with their defaults) except the other paradigm's section (``safl`` / ``split``) and the
+labels that change no number (``profile``, ``checkpoint_every``), plus the fedlib version and the
+fingerprint of the dataset's files under the data root (:mod:`fedlib.data.fingerprint`): the key of
+the result store. ``fedlib results rehash`` re-keys a store written under an earlier scheme.
 """
 
 from __future__ import annotations
@@ -68,6 +70,17 @@ PROFILES = ("smoke", "cpu", "paper", "custom")
 # paradigm -> the sections it never reads, left out of its hash (a paradigm not listed here, e.g. the
 # toy one, which reads safl.clients/k, or one registered by a user, hashes every section)
 UNREAD_SECTIONS = {"safl": ("split",), "split": ("safl",)}
+# top-level fields that are labels: they change no number of a run, so the hash leaves them out
+# [D, issue 19: a smoke-labelled run and the same config labelled custom are one result]
+LABEL_FIELDS = ("profile", "checkpoint_every")
+# paradigms whose runs read ``data.dataset``: their hash covers the dataset's fingerprint. Others
+# (the toy paradigm: synthetic data from the seed; a paradigm a user registers) hash no data
+# fingerprint [D, issue 19]: add a paradigm's name here when it loads a fedlib dataset.
+DATA_PARADIGMS = {"safl", "split"}
+# which input each model takes, checked against the dataset's kind at validation (issue 19)
+MODEL_INPUTS = {"resnet18": "image", "vgg16": "image", "mobilenetv2": "image",
+                "densenet121": "image", "cnn": "image", "cnn3": "image", "lstm": "text",
+                "fcn": "tabular"}
 # partitions that only make sense for one dataset
 _PARTITION_DATASETS = {"sex": ("adult", "adult_onehot"), "race": ("adult", "adult_onehot"),
                        "role": ("shakespeare",)}
@@ -148,7 +161,13 @@ class RunConfig:
 
         Keyword arguments are merged over ``d`` (section dicts are merged key by key).
         """
-        d = deep_merge(plain(d or {}), plain(kwargs))
+        if d is None:
+            d = {}
+        check(isinstance(d, dict) or dataclasses.is_dataclass(d),
+              f"a run configuration must be a mapping, got {type(d).__name__} {d!r:.60}",
+              "pass a dict such as {'rounds': 3}, or use RunConfig.from_preset / from_yaml / "
+              "with_overrides(['rounds=3'])")
+        d = deep_merge(plain(d), plain(kwargs))
         check(isinstance(d, dict), f"a run configuration must be a mapping, got {type(d).__name__}")
         cfg = build_dataclass(cls, d, "")
         return cfg.validate()
@@ -225,18 +244,32 @@ class RunConfig:
         d = self.validated().to_dict()
         for section in UNREAD_SECTIONS.get(self.paradigm, ()):
             d.pop(section)
+        for label in LABEL_FIELDS:
+            d.pop(label)
         return d
 
-    def canonical_json(self) -> str:
-        """The canonical JSON the hash is computed from (options completed with defaults)."""
+    def data_fingerprint(self) -> dict | None:
+        """The fingerprint of ``data.dataset``'s files under the data root (``$FEDLIB_DATA``), or None
+        for a paradigm that reads no dataset (:data:`DATA_PARADIGMS`) or a dataset not found."""
+        if self.paradigm not in DATA_PARADIGMS:
+            return None
+        from fedlib.data.fingerprint import dataset_fingerprint
+
+        return dataset_fingerprint(self.data.dataset)
+
+    def canonical_json(self, data_fingerprint="current") -> str:
+        """The canonical JSON the hash is computed from (options completed with defaults), with the
+        data fingerprint of the current data root (or the one given)."""
         from fedlib import __version__
 
-        payload = {"fedlib": __version__, "config": self.hashed_dict()}
+        fp = self.data_fingerprint() if data_fingerprint == "current" else data_fingerprint
+        payload = {"fedlib": __version__, "config": self.hashed_dict(), "data": fp}
         return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
 
-    def config_hash(self) -> str:
-        """sha256 (hex) of :meth:`canonical_json`: the same in every process and machine."""
-        return hashlib.sha256(self.canonical_json().encode()).hexdigest()
+    def config_hash(self, data_fingerprint="current") -> str:
+        """sha256 (hex) of :meth:`canonical_json`: the same in every process and machine holding the
+        same data files."""
+        return hashlib.sha256(self.canonical_json(data_fingerprint).encode()).hexdigest()
 
     @property
     def short_hash(self) -> str:
@@ -313,9 +346,26 @@ class RunConfig:
         for key in ("max_train", "max_test"):
             if getattr(d, key) is not None:
                 _at_least(f"data.{key}", getattr(d, key), 1)
+        clients = {"safl": self.safl.clients, "split": self.split.clients}.get(self.paradigm)
+        if clients is not None and d.max_train is not None:
+            need = clients * (d.shards_per_client if d.partition == "shards" else 1)
+            check(d.max_train >= need,
+                  f"data.max_train={d.max_train} training samples cannot give each of the {clients} "
+                  f"clients {'its ' + str(d.shards_per_client) + ' shards' if d.partition == 'shards' else 'a sample'}"
+                  ": some clients would train on nothing",
+                  f"raise data.max_train to at least {need} or lower {self.paradigm}.clients")
 
     def _validate_model(self) -> None:
         check_choice("model", self.model.name, MODELS)
+        if self.paradigm in DATA_PARADIGMS:
+            from fedlib.data.registry import SPECS
+
+            kind, takes = SPECS[self.data.dataset].kind, MODEL_INPUTS.get(self.model.name)
+            fits = sorted(m for m, k in MODEL_INPUTS.items() if k == kind)
+            check(takes is None or takes == kind,
+                  f"model {self.model.name!r} takes {takes} input, but dataset "
+                  f"{self.data.dataset!r} is {kind} data",
+                  f"use a model for {kind} data: {', '.join(fits) or '(none)'}")
         if self.model.cut is not None and self.paradigm == "split":
             valid = _cut_points(self.model.name)
             if self.model.cut not in valid:
@@ -328,6 +378,11 @@ class RunConfig:
             self.local.validate()
         except FedlibError as err:
             raise FedlibError(f"local: {err.problem}", err.fix) from None
+        loc = self.local
+        idle = loc.steps == 0 if loc.steps is not None else loc.epochs == 0
+        check(not idle, f"local.{'steps' if loc.steps is not None else 'epochs'}=0: the clients "
+              "would train nothing and every round would return the initial model",
+              "set local.epochs >= 1 (or local.steps >= 1)")
 
     def _validate_safl(self) -> None:
         s = self.safl
@@ -481,10 +536,11 @@ def _unknown_preset(name: str) -> FedlibError:
         return FedlibError(f"unknown preset {name!r}: preset {stem!r} has no {profile!r} profile",
                            f"the profile overlays in fedlib/presets/profiles/ are {have}; "
                            f"or start from {stem} and --set the keys you need")
-    close = difflib.get_close_matches(name, names, n=1, cutoff=0.5)
+    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
     return FedlibError(f"unknown preset {name!r}",
                        (f"did you mean {close[0]}? " if close else "")
-                       + f"available presets: {', '.join(names) or '(none)'}")
+                       + (f"(also close: {', '.join(close[1:])}) " if len(close) > 1 else "")
+                       + f"`fedlib presets` lists all {len(names)} presets")
 
 
 def profile_overlay(paradigm: str, task: str, profile: str) -> dict:

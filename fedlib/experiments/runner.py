@@ -14,8 +14,14 @@ What happens (docs/ARCHITECTURE.md, "The data path of one run"):
    and, if a checkpoint exists, restored from it: trainer state, history and client rows so far,
    and the global RNG states. The resumed run ends with exactly the history of an uninterrupted
    one (wall time aside).
-4. Every ``cfg.checkpoint_every`` rounds a checkpoint is written atomically; at the end the result
-   is written (DONE last) and the checkpoint removed.
+4. Every ``cfg.checkpoint_every`` rounds a checkpoint (with the sha256 of its payload) is written
+   atomically; at the end the result is written as one folder renamed into place, which replaces
+   the run's checkpoints and any temporary file a killed write left behind.
+
+A checkpoint that cannot be used (damaged, edited, another format, missing a part, a round outside
+``1..total-1`` or not matching its history, a trainer state the trainer refuses) is discarded with a
+:class:`~fedlib.experiments.store.CorruptResultWarning` and the run starts again from round 0
+(issue 19): a stuck checkpoint never makes a run fail forever.
 """
 
 from __future__ import annotations
@@ -35,11 +41,11 @@ from fedlib.core.protocols import check_trainer
 from fedlib.experiments import metrics
 from fedlib.experiments.config import RunConfig
 from fedlib.experiments.store import ResultStore, RunResult
-from fedlib.core.utils import default_threads, derive_seed, set_threads
+from fedlib.core.utils import check_device, check_threads, default_threads, derive_seed, set_threads
 
 __all__ = ["run", "RunResult", "as_config", "build_trainer", "rng_state", "set_rng_state"]
 
-CHECKPOINT_FORMAT = 1
+CHECKPOINT_KEYS = ("round", "trainer", "history", "clients", "rng")
 
 
 def as_config(cfg) -> RunConfig:
@@ -132,6 +138,52 @@ def _report(result: RunResult, cfg: RunConfig, how: str) -> None:
           f" ({how})", file=sys.stderr if how == "quiet" else sys.stdout)
 
 
+def as_store(store) -> ResultStore:
+    """A ResultStore from a ResultStore, a folder (str / Path) or None (``$FEDLIB_RESULTS``)."""
+    if isinstance(store, ResultStore):
+        return store
+    if store is None or isinstance(store, (str, Path)):
+        return ResultStore(store)
+    raise FedlibError(f"store must be a ResultStore, a folder path or None, got {type(store).__name__}",
+                      "pass e.g. store='results' or leave it out ($FEDLIB_RESULTS / ./results)")
+
+
+def _checkpoint_problem(ckpt: dict, total: int) -> str | None:
+    """Why a loaded checkpoint cannot be resumed from (None when it can)."""
+    missing = [k for k in CHECKPOINT_KEYS if k not in ckpt]
+    if missing:
+        return f"it lacks its {', '.join(missing)} part(s)"
+    r = ckpt["round"]
+    if isinstance(r, bool) or not isinstance(r, int) or not 1 <= r < total:
+        return f"its round {r!r} is outside 1..{total - 1} of this run"
+    if not isinstance(ckpt["history"], list) or len(ckpt["history"]) != r:
+        return f"its history does not hold one row per round up to round {r}"
+    if not isinstance(ckpt["clients"], list):
+        return "its client rows are not a list"
+    return None
+
+
+def _restore(cfg: RunConfig, store: ResultStore, h: str, tr, trainer, total: int):
+    """(trainer, history, clients, start round, elapsed) from the checkpoint, or a fresh start."""
+    ckpt = store.load_checkpoint(h)
+    if ckpt is None:
+        return tr, [], [], 0, 0.0
+    problem = _checkpoint_problem(ckpt, total)
+    if problem is None:
+        try:
+            tr.load_state_dict(ckpt["trainer"])
+            set_rng_state(ckpt["rng"])
+        except Exception as err:  # noqa: BLE001 - e.g. a state saved by another trainer version
+            problem = (f"the trainer refused its state ({type(err).__name__}: {str(err)[:200]}); "
+                       "`--no-resume` / run(..., resume=False) also starts over")
+    if problem is not None:
+        store.discard_checkpoint(h, problem)
+        seed_global_rngs(cfg.seed)  # the failed restore may have touched the trainer and RNGs
+        return build_trainer(cfg, trainer), [], [], 0, 0.0
+    return (tr, list(ckpt["history"]), list(ckpt["clients"]), int(ckpt["round"]),
+            float(ckpt.get("wall_time", 0.0)))
+
+
 # ---------------------------------------------------------------------------- run
 def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = True,
         resume: bool = True, trainer=None, threads: int | None = None) -> RunResult:
@@ -150,10 +202,11 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
         i.e. ``$FEDLIB_THREADS`` or 1; ``0``: leave torch's setting). Speed only: the result and
         its hash do not depend on it. Use the second core with a second process (``sweep``).
     """
+    check_threads(threads)
     cfg = as_config(cfg).validated()
-    h = cfg.config_hash()
-    if not isinstance(store, ResultStore):
-        store = ResultStore(store)
+    store = as_store(store)
+    fp = cfg.data_fingerprint()
+    h = cfg.config_hash(fp)
 
     if resume:
         cached = store.get(h)
@@ -164,6 +217,8 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
     else:
         store.clear(h)
 
+    check_device(cfg.device)
+    store.check_writable()
     set_threads(default_threads() if threads is None else threads)
     seed_global_rngs(cfg.seed)
     tr = build_trainer(cfg, trainer)
@@ -172,13 +227,9 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
     history: list[dict] = []
     clients: list[dict] = []
     start, elapsed = 0, 0.0
-    ckpt = store.load_checkpoint(h) if resume else None
-    if ckpt is not None:
-        tr.load_state_dict(ckpt["trainer"])
-        history, clients = list(ckpt["history"]), list(ckpt["clients"])
-        start, elapsed = int(ckpt["round"]), float(ckpt.get("wall_time", 0.0))
-        set_rng_state(ckpt["rng"])
-    store.write_config(cfg)
+    if resume:
+        tr, history, clients, start, elapsed = _restore(cfg, store, h, tr, trainer, total)
+    store.write_config(cfg, fp)
 
     from tqdm.auto import tqdm
 
@@ -203,7 +254,6 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
                 bar.set_postfix(acc=f"{acc:.4f}", refresh=False)
             if cfg.checkpoint_every and r % cfg.checkpoint_every == 0 and r < total:
                 store.save_checkpoint(h, {
-                    "format": CHECKPOINT_FORMAT,
                     "config_hash": h,
                     "round": r,
                     "trainer": tr.state_dict(),
@@ -234,9 +284,8 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
         "resumed_from_round": start,
         "total_wall_time": elapsed + (time.perf_counter() - t0),
     })
-    result = store.write_result(cfg, hist_df, pd.DataFrame(clients), summary)
-    store.clear_checkpoint(h)
-    store.clear_error(h)
+    # one folder renamed into place: it replaces the checkpoint, error.json and stale temp files
+    result = store.write_result(cfg, hist_df, pd.DataFrame(clients), summary, data_fingerprint=fp)
     if progress:
         how = f"resumed from round {start}" if start else "computed"
         _report(result, cfg, f"{how}, {summary['total_wall_time']:.1f}s")

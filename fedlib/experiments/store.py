@@ -11,16 +11,25 @@ Layout, one folder per config hash (:meth:`RunConfig.config_hash`)::
                   DONE             written last: sha256 of every file above
                   error.json       why the last attempt failed (until it succeeds)
 
-``root`` is the ``FEDLIB_RESULTS`` environment variable, else ``./results``. Every file is written
-with :func:`fedlib.core.utils.atomic_write_bytes` (temporary file + rename), and a result counts as
+``root`` is the ``FEDLIB_RESULTS`` environment variable, else ``./results``. A result counts as
 finished only when DONE exists and every checksum it lists matches: a truncated or edited file is
 reported (:class:`CorruptResultWarning`) and the run is recomputed, never read as finished.
-Checkpoints are read with ``torch.load(weights_only=True)`` only, so a results folder from someone
-else cannot run code.
+
+Atomicity (issue 19): a finished result is written whole into a hidden folder of the store root
+(``.<hash12>.<token>.tmp``) and then renamed onto ``<hash>`` (a folder already there — the run's own
+checkpoints, or another writer's result — is first renamed aside and deleted), so ``<hash>`` is always
+one complete write or none, and two writers on one hash end with one complete result. A reader opens
+``<hash>`` once and reads every file through that one directory handle; if the folder was replaced
+meanwhile (its inode changed) it reads again. Checkpoint and progress files of a running run are
+written with :func:`fedlib.core.utils.atomic_write_bytes` (temporary file + rename).
+
+Checkpoints carry the sha256 of their payload and are read with ``torch.load(weights_only=True)``
+only, so a results folder from someone else cannot run code, and an edited one is refused.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import io
 import json
@@ -29,6 +38,7 @@ import os
 import re
 import shutil
 import time
+import uuid
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -37,12 +47,28 @@ import pandas as pd
 
 from fedlib.core.dataclass_io import json_clean
 from fedlib.core.errors import FedlibError
-from fedlib.core.utils import atomic_torch_save, atomic_write_bytes, safe_torch_load
+from fedlib.core.utils import atomic_write_bytes, check_writable_dir
 
 __all__ = ["ResultStore", "RunResult", "CorruptResultWarning", "default_root"]
 
 _HASH_RE = re.compile(r"^[0-9a-f]{64}$")
 _RESULT_FILES = ("config.json", "history.csv", "clients.csv", "summary.json")
+
+
+CHECKPOINT_FORMAT = 2  # 2: {"format", "sha256", "payload": torch.save bytes of the state}
+
+
+def _outer_problem(outer) -> str | None:
+    """Why a loaded checkpoint file is not a sound format-2 container (None when it is)."""
+    import torch
+
+    if not isinstance(outer, dict) or outer.get("format") != CHECKPOINT_FORMAT:
+        return "it was written by an older fedlib (no checksum) or is not a checkpoint"
+    if not isinstance(outer.get("payload"), torch.Tensor) or outer["payload"].dtype != torch.uint8:
+        return "its payload is missing"
+    if _sha256(outer["payload"].numpy().tobytes()) != outer.get("sha256"):
+        return "its checksum does not match (truncated or modified)"
+    return None
 
 
 class CorruptResultWarning(UserWarning):
@@ -60,6 +86,7 @@ class RunResult:
     config: dict = field(default_factory=dict)
     path: Path | None = None
     cached: bool = False  # loaded from the store rather than computed now
+    data_fingerprint: dict | None = None  # the dataset files it ran on (fedlib.data.fingerprint)
 
     def __repr__(self) -> str:
         s = self.summary
@@ -135,6 +162,80 @@ class ResultStore:
         return matches[0]
 
     # ------------------------------------------------------------------ integrity
+    def _snapshot(self, h: str) -> dict[str, bytes] | None:
+        """The files of ``<root>/<h>`` read through one open directory handle (None: no folder).
+
+        If the folder is swapped for another write while it is read (its inode changes), it is read
+        again, so the bytes returned always come from one directory: never a mix of two writes.
+        """
+        d = self.root / h
+        for _ in range(20):
+            try:
+                fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+            except (FileNotFoundError, NotADirectoryError):
+                return None
+            try:
+                out = {}
+                for name in ("DONE", *_RESULT_FILES, "error.json", "progress.json"):
+                    try:
+                        f = os.open(name, os.O_RDONLY, dir_fd=fd)
+                    except FileNotFoundError:
+                        continue
+                    with os.fdopen(f, "rb") as fh:
+                        out[name] = fh.read()
+                try:
+                    os.stat("checkpoint.pt", dir_fd=fd)
+                    out["checkpoint.pt"] = b""
+                except FileNotFoundError:
+                    pass
+                ino = os.fstat(fd).st_ino
+            finally:
+                os.close(fd)
+            try:
+                if os.stat(d).st_ino == ino:
+                    return out
+            except FileNotFoundError:
+                pass  # replaced right now: read the new one
+        return out
+
+    @staticmethod
+    def _verify(h: str, snap: dict[str, bytes]) -> tuple[str, str]:
+        """("done"|"partial"|"failed"|"corrupt", detail) of one folder's files."""
+        if "DONE" not in snap:
+            if "error.json" in snap:
+                try:
+                    err = json.loads(snap["error.json"])
+                    return "failed", f"at round {err.get('round')}: {err.get('error')}"
+                except Exception:  # noqa: BLE001
+                    return "failed", "unreadable error.json"
+            if "checkpoint.pt" in snap:
+                try:
+                    r = json.loads(snap.get("progress.json", b"{}")).get("round", "?")
+                except Exception:  # noqa: BLE001
+                    r = "?"
+                return "partial", f"checkpoint at round {r}"
+            return "partial", "no checkpoint yet"
+        try:
+            marker = json.loads(snap["DONE"])
+            files = marker["files"]
+        except Exception as err:  # noqa: BLE001
+            return "corrupt", f"unreadable DONE marker ({err})"
+        if marker.get("config_hash") != h:
+            return "corrupt", "DONE marker belongs to another config hash"
+        for name in _RESULT_FILES:
+            if name not in snap:
+                return "corrupt", f"{name} is missing"
+            if _sha256(snap[name]) != files.get(name):
+                return "corrupt", f"{name} does not match its checksum (truncated or modified)"
+        try:
+            summary = json.loads(snap["summary.json"])
+            for name, digest in summary.get("files", {}).items():
+                if _sha256(snap[name]) != digest:
+                    return "corrupt", f"{name} does not match summary.json"
+        except Exception as err:  # noqa: BLE001
+            return "corrupt", f"unreadable summary.json ({err})"
+        return "done", ""
+
     def status(self, cfg_or_hash) -> tuple[str, str]:
         """("done"|"partial"|"failed"|"corrupt"|"missing", detail) of one result folder.
 
@@ -142,138 +243,200 @@ class ResultStore:
         from the last checkpoint.
         """
         h = self._hash(cfg_or_hash)
-        d = self.root / h
-        if not d.is_dir():
-            return "missing", ""
-        done = d / "DONE"
-        if not done.exists():
-            if (d / "error.json").exists():
-                try:
-                    err = json.loads((d / "error.json").read_bytes())
-                    return "failed", f"at round {err.get('round')}: {err.get('error')}"
-                except Exception:  # noqa: BLE001
-                    return "failed", "unreadable error.json"
-            if (d / "checkpoint.pt").exists():
-                return "partial", f"checkpoint at round {self._progress(d).get('round', '?')}"
-            return "partial", "no checkpoint yet"
-        try:
-            marker = json.loads(done.read_bytes())
-            files = marker["files"]
-        except Exception as err:  # noqa: BLE001
-            return "corrupt", f"unreadable DONE marker ({err})"
-        if marker.get("config_hash") != h:
-            return "corrupt", "DONE marker belongs to another config hash"
-        for name in _RESULT_FILES:
-            p = d / name
-            if not p.is_file():
-                return "corrupt", f"{name} is missing"
-            if _sha256(p.read_bytes()) != files.get(name):
-                return "corrupt", f"{name} does not match its checksum (truncated or modified)"
-        try:
-            summary = json.loads((d / "summary.json").read_bytes())
-            for name, digest in summary.get("files", {}).items():
-                if _sha256((d / name).read_bytes()) != digest:
-                    return "corrupt", f"{name} does not match summary.json"
-        except Exception as err:  # noqa: BLE001
-            return "corrupt", f"unreadable summary.json ({err})"
-        return "done", ""
+        snap = self._snapshot(h)
+        return ("missing", "") if snap is None else self._verify(h, snap)
 
     def has(self, cfg_or_hash) -> bool:
         """True only for a finished result whose every checksum matches."""
         return self.status(cfg_or_hash)[0] == "done"
 
     def get(self, cfg_or_hash, warn: bool = True) -> RunResult | None:
-        """The finished result, or None (missing, unfinished, or corrupt — corrupt is warned)."""
+        """The finished result, or None (missing, unfinished, or corrupt — corrupt is warned).
+
+        Every file comes from one read of one folder (:meth:`_snapshot`), checked against DONE.
+        """
         h = self._hash(cfg_or_hash)
-        state, why = self.status(h)
+        snap = self._snapshot(h)
+        state, why = ("missing", "") if snap is None else self._verify(h, snap)
         if state == "corrupt" and warn:
             warnings.warn(f"result {h[:12]} in {self.root} is corrupt ({why}); it will be recomputed",
                           CorruptResultWarning, stacklevel=2)
         if state != "done":
             return None
-        d = self.root / h
+        stored = json.loads(snap["config.json"])
         return RunResult(
-            history=csv_to_frame((d / "history.csv").read_bytes()),
-            clients=csv_to_frame((d / "clients.csv").read_bytes()),
-            summary=json.loads((d / "summary.json").read_bytes()),
+            history=csv_to_frame(snap["history.csv"]),
+            clients=csv_to_frame(snap["clients.csv"]),
+            summary=json.loads(snap["summary.json"]),
             config_hash=h,
-            config=json.loads((d / "config.json").read_bytes()).get("config", {}),
-            path=d,
+            config=stored.get("config", {}),
+            path=self.root / h,
             cached=True,
+            data_fingerprint=stored.get("data_fingerprint"),
         )
 
     # ------------------------------------------------------------------ writing
-    def write_config(self, cfg) -> Path:
-        """Record the config of a run that is starting (lets `results list` show partial runs)."""
+    def check_writable(self) -> None:
+        """FedlibError unless the store root is (or can be made) a writable folder."""
+        env = None if os.environ.get("FEDLIB_RESULTS") is None or \
+            Path(os.environ["FEDLIB_RESULTS"]) != self.root else "FEDLIB_RESULTS"
+        check_writable_dir(self.root, "result store", env)
+        try:
+            self.root.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise FedlibError(f"cannot create the result store {str(self.root)!r}: {err.strerror}",
+                              "set FEDLIB_RESULTS (or pass store=) to a folder you can write to") \
+                from None
+
+    @staticmethod
+    def config_blob(cfg, h: str, data_fingerprint) -> bytes:
         from fedlib import __version__
 
-        h = cfg.config_hash()
+        return _json_bytes({"config_hash": h, "fedlib": __version__, "config": cfg.to_dict(),
+                            "data_fingerprint": data_fingerprint})
+
+    def write_config(self, cfg, data_fingerprint="current") -> Path:
+        """Record the config of a run that is starting (lets `results list` show partial runs)."""
+        fp = cfg.data_fingerprint() if data_fingerprint == "current" else data_fingerprint
+        h = cfg.config_hash(fp)
         d = self.root / h
-        atomic_write_bytes(d / "config.json", _json_bytes(
-            {"config_hash": h, "fedlib": __version__, "config": cfg.to_dict()}))
+        atomic_write_bytes(d / "config.json", self.config_blob(cfg, h, fp))
         return d
 
     def write_result(self, cfg, history: pd.DataFrame, clients: pd.DataFrame,
-                     summary: dict) -> RunResult:
-        """Write a finished run; DONE last. Returns the result as it reads back from disk."""
-        from fedlib import __version__
-
-        h = cfg.config_hash()
-        d = self.root / h
-        d.mkdir(parents=True, exist_ok=True)
-        (d / "DONE").unlink(missing_ok=True)  # a rewrite is unfinished until its new DONE
+                     summary: dict, data_fingerprint="current") -> RunResult:
+        """Write a finished run as one folder renamed into place (DONE inside it). Returns the
+        result as it reads back from disk."""
+        fp = cfg.data_fingerprint() if data_fingerprint == "current" else data_fingerprint
+        h = cfg.config_hash(fp)
         blobs = {
-            "config.json": _json_bytes({"config_hash": h, "fedlib": __version__,
-                                        "config": cfg.to_dict()}),
+            "config.json": self.config_blob(cfg, h, fp),
             "history.csv": frame_to_csv(history),
             "clients.csv": frame_to_csv(clients),
         }
         summary = dict(summary)
         summary["files"] = {n: _sha256(blobs[n]) for n in ("history.csv", "clients.csv")}
         blobs["summary.json"] = _json_bytes(summary)
-        for name, data in blobs.items():
-            atomic_write_bytes(d / name, data)
-        atomic_write_bytes(d / "DONE", _json_bytes({
-            "config_hash": h, "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
-            "files": {n: _sha256(b) for n, b in blobs.items()}}))
+        self.write_folder(h, blobs)
         return RunResult(history=csv_to_frame(blobs["history.csv"]),
                          clients=csv_to_frame(blobs["clients.csv"]),
                          summary=json.loads(blobs["summary.json"]), config_hash=h,
-                         config=cfg.to_dict(), path=d, cached=False)
+                         config=cfg.to_dict(), path=self.root / h, cached=False,
+                         data_fingerprint=fp)
+
+    def write_folder(self, h: str, blobs: dict[str, bytes], extra_done: dict | None = None) -> None:
+        """Write ``blobs`` + a DONE marker listing their sha256 as the folder ``<root>/<h>``, whole."""
+        done = {"config_hash": h, "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
+                "files": {n: _sha256(b) for n, b in blobs.items()}, **(extra_done or {})}
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._sweep_stale(h)
+        tmp = self.root / f".{h[:12]}.{uuid.uuid4().hex[:12]}.tmp"
+        tmp.mkdir()
+        try:
+            for name, data in {**blobs, "DONE": _json_bytes(done)}.items():
+                with open(tmp / name, "wb") as f:
+                    f.write(data)
+                    f.flush()
+                    os.fsync(f.fileno())
+            self._install(tmp, h)
+        finally:
+            if tmp.exists():
+                shutil.rmtree(tmp, ignore_errors=True)
+
+    def _install(self, tmp: Path, h: str) -> None:
+        """Rename ``tmp`` onto ``<root>/<h>``, moving a folder already there aside first."""
+        final = self.root / h
+        for _ in range(100):
+            try:
+                os.rename(tmp, final)
+                return
+            except OSError as err:
+                if err.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.EISDIR):
+                    raise
+            self._discard(h)
+        # another writer keeps winning the race: its result is as complete as ours
+        if self.status(h)[0] != "done":
+            raise FedlibError(f"could not write result {h[:12]} into {self.root}: the folder "
+                              "keeps being replaced by another process")
+
+    def _discard(self, h: str) -> None:
+        """Move ``<root>/<h>`` aside (one rename: a reader sees it whole or not at all), delete it."""
+        aside = self.root / f".{h[:12]}.{uuid.uuid4().hex[:12]}.old"
+        try:
+            os.rename(self.root / h, aside)
+        except FileNotFoundError:
+            return
+        shutil.rmtree(aside, ignore_errors=True)
+
+    def _sweep_stale(self, h: str, age: float = 3600.0) -> None:
+        """Remove folders an interrupted write of ``h`` left behind (``.old`` any age, ``.tmp``
+        after ``age`` seconds: a live writer's is younger)."""
+        now = time.time()
+        for p in self.root.glob(f".{h[:12]}.*"):
+            try:
+                if p.suffix == ".old" or (p.suffix == ".tmp" and now - p.stat().st_mtime > age):
+                    shutil.rmtree(p, ignore_errors=True)
+            except OSError:
+                pass
 
     # ------------------------------------------------------------------ checkpoints
     def checkpoint_path(self, cfg_or_hash) -> Path:
         return self.path(cfg_or_hash) / "checkpoint.pt"
 
     def save_checkpoint(self, cfg_or_hash, state: dict, round: int, total: int) -> None:
+        """Write ``state`` (weights_only-loadable data) with the sha256 of its bytes, atomically."""
+        import torch
+
         d = self.path(cfg_or_hash)
-        atomic_torch_save(state, d / "checkpoint.pt")
+        buf = io.BytesIO()
+        torch.save(state, buf)
+        payload = buf.getvalue()
+        out = io.BytesIO()
+        torch.save({"format": CHECKPOINT_FORMAT, "sha256": _sha256(payload),
+                    "payload": torch.frombuffer(bytearray(payload), dtype=torch.uint8)}, out)
+        atomic_write_bytes(d / "checkpoint.pt", out.getvalue())
         atomic_write_bytes(d / "progress.json", _json_bytes(
             {"round": int(round), "total": int(total), "updated": time.time()}))
 
     def load_checkpoint(self, cfg_or_hash) -> dict | None:
-        """The last checkpoint (weights_only load), or None; an unreadable one is warned about."""
+        """The last checkpoint's state, or None. A checkpoint that is unreadable, fails its
+        checksum, comes from an older format or another config is discarded with a warning (the
+        run then starts from round 0). Loaded with ``weights_only=True``: it never runs code."""
+        import torch
+
         h = self._hash(cfg_or_hash)
         p = self.root / h / "checkpoint.pt"
         if not p.exists():
             return None
         try:
-            state = safe_torch_load(p)
+            outer = torch.load(p, map_location="cpu", weights_only=True)
+            problem = _outer_problem(outer)
+            if problem is None:
+                raw = outer["payload"].numpy().tobytes()
+                state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+                problem = None if isinstance(state, dict) and state.get("config_hash") == h \
+                    else "it belongs to another config"
         except Exception as err:  # noqa: BLE001 - corrupt or unsafe: never executed, start over
-            warnings.warn(f"checkpoint of {h[:12]} is unreadable ({type(err).__name__}: "
-                          f"{str(err)[:200]}); starting that run from round 0",
-                          CorruptResultWarning, stacklevel=2)
-            return None
-        if not isinstance(state, dict) or state.get("config_hash") != h:
-            warnings.warn(f"checkpoint of {h[:12]} belongs to another config; ignoring it",
-                          CorruptResultWarning, stacklevel=2)
+            problem = f"it is unreadable ({type(err).__name__}: {str(err)[:200]})"
+        if problem is not None:
+            self.discard_checkpoint(h, problem)
             return None
         return state
+
+    def discard_checkpoint(self, cfg_or_hash, why: str) -> None:
+        """Warn that the checkpoint of a run cannot be used (``why``) and delete it: the run starts
+        from round 0 instead of failing on every rerun (issue 19)."""
+        h = self._hash(cfg_or_hash)
+        warnings.warn(f"the checkpoint of run {h[:12]} is discarded: {why}; the run starts again "
+                      "from round 0 (nothing else is lost)", CorruptResultWarning, stacklevel=3)
+        self.clear_checkpoint(h)
 
     def clear_checkpoint(self, cfg_or_hash) -> None:
         d = self.path(cfg_or_hash)
         (d / "checkpoint.pt").unlink(missing_ok=True)
         (d / "progress.json").unlink(missing_ok=True)
+        for stale in d.glob(".*.tmp") if d.is_dir() else ():  # a write killed half-way
+            stale.unlink(missing_ok=True)
 
     def write_error(self, cfg_or_hash, round: int, err: BaseException) -> None:
         """Record why the last attempt of a run failed (cleared when it next finishes)."""
@@ -288,12 +451,9 @@ class ResultStore:
         (self.path(cfg_or_hash) / "error.json").unlink(missing_ok=True)
 
     def clear(self, cfg_or_hash) -> None:
-        """Remove everything of one run except its folder (before a forced recompute)."""
-        d = self.path(cfg_or_hash)
-        if d.is_dir():
-            for p in d.iterdir():
-                if p.is_file():
-                    p.unlink()
+        """Remove everything of one run (before a forced recompute): its folder is renamed aside
+        in one step, so a reader sees the old result whole or nothing."""
+        self._discard(self._hash(cfg_or_hash))
 
     @staticmethod
     def _progress(d: Path) -> dict:
