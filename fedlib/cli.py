@@ -27,8 +27,15 @@ _COMMAND_MODULES = (
 )
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with fedlib's error line: ``fedlib: error: <problem>`` + fix, exit status 2."""
+
+    def error(self, message):
+        self.exit(2, f"fedlib: error: {self.prog}: {message}\n  fix: see `{self.prog} --help`\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="fedlib",
         description="fedlib: reproducible FedQS (semi-asynchronous FL) and SMoFi (split FL) on PyTorch.",
     )
@@ -43,7 +50,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help / --version (0) or a usage error (2, already printed)
+        return int(exc.code or 0)
     if not getattr(args, "func", None):
         parser.print_help()
         return 1

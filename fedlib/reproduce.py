@@ -163,7 +163,12 @@ def parse_params(items: list[str]) -> dict:
         key, sep, value = item.partition("=")
         if not sep or not key.strip():
             raise FedlibError(f"bad notebook parameter {item!r}", "write it as KEY=VALUE, e.g. -p 'tasks=[adult]'")
-        params[key.strip()] = yaml.safe_load(value)
+        try:
+            params[key.strip()] = yaml.safe_load(value)
+        except yaml.YAMLError as err:
+            raise FedlibError(f"cannot parse notebook parameter {item!r} "
+                              f"({str(err).splitlines()[0]})",
+                              "write a YAML value, e.g. -p 'tasks=[adult]' (brackets closed)") from None
     return params
 
 
@@ -180,11 +185,12 @@ def register(subparsers) -> None:
 
 def _cli(args) -> int:
     root = project_root()
+    params = parse_params(args.param)  # a bad -p is reported before anything runs
     if args.list:
         for book in find_notebooks(root, args.only):
             print(book.relative_to(root))
         return 0
-    index = reproduce(args.profile, args.only, args.force, root, params=parse_params(args.param))
+    index = reproduce(args.profile, args.only, args.force, root, params=params)
     failed = [k for k, v in index.items() if v["status"] != "done"]
     print(f"{len(index) - len(failed)} notebooks done, {len(failed)} failed; "
           f"index: reports/{resolve_profile(args.profile)}/README.md")

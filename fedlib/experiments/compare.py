@@ -89,12 +89,30 @@ def compare_presets(method: str, baseline: str, overrides=None, store=None,
     shared = {k: v for k, v in pairs if not k.startswith("options.")}
     cm = RunConfig.from_preset(method, dict(pairs) or None)
     cb = RunConfig.from_preset(baseline, shared or None)
+    check_comparable(cm, cb, method, baseline)
     rb = run(cb, store=store, progress=progress)
     rm = run(cm, store=store, progress=progress)
     out = dict(rm.summary)
     out.update(speedup_summary(rm.history, rb.history, baseline, targets))
     out["baseline_config_hash"] = rb.config_hash
     return out
+
+
+def check_comparable(cm, cb, method: str, baseline: str) -> None:
+    """FedlibError unless the two configs are one experiment but for the algorithm: same paradigm,
+    task (dataset, partition, model) and profile (issue 19: a split run against a SAFL Adult
+    baseline, or a smoke run against a cpu one, is no comparison)."""
+    from fedlib.core.errors import FedlibError
+
+    keys = {"paradigm": lambda c: c.paradigm, "dataset": lambda c: c.data.dataset,
+            "partition": lambda c: c.data.partition, "model": lambda c: c.model.name,
+            "profile": lambda c: c.profile}
+    diff = [f"{k} {f(cm)!r} vs {f(cb)!r}" for k, f in keys.items() if f(cm) != f(cb)]
+    if diff:
+        raise FedlibError(f"presets {method!r} and {baseline!r} are not the same experiment: "
+                          + "; ".join(diff),
+                          "compare presets of one paradigm, task and profile, e.g. --preset "
+                          "smofi-cifar10-cpu --baseline sflv1-cifar10-cpu")
 
 
 # ---------------------------------------------------------------- command line

@@ -145,6 +145,9 @@ class ResultStore:
         return self.root / self._hash(cfg_or_hash)
 
     def hashes(self) -> list[str]:
+        if self.root.exists() and not self.root.is_dir():
+            raise FedlibError(f"the result store {str(self.root)!r} is a file, not a folder",
+                              "set FEDLIB_RESULTS (or --results / store=) to a folder")
         if not self.root.is_dir():
             return []
         return sorted(p.name for p in self.root.iterdir() if p.is_dir() and _HASH_RE.match(p.name))
@@ -278,9 +281,7 @@ class ResultStore:
     # ------------------------------------------------------------------ writing
     def check_writable(self) -> None:
         """FedlibError unless the store root is (or can be made) a writable folder."""
-        env = None if os.environ.get("FEDLIB_RESULTS") is None or \
-            Path(os.environ["FEDLIB_RESULTS"]) != self.root else "FEDLIB_RESULTS"
-        check_writable_dir(self.root, "result store", env)
+        check_writable_dir(self.root, "result store", "FEDLIB_RESULTS (or --results / store=)")
         try:
             self.root.mkdir(parents=True, exist_ok=True)
         except OSError as err:

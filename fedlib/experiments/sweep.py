@@ -52,6 +52,13 @@ def cpu_count() -> int:
 
 def grid(base: RunConfig, axes: dict) -> list[RunConfig]:
     """The cartesian product of ``axes`` ({"safl.k": [5, 10], ...}) applied to ``base``."""
+    check(isinstance(base, RunConfig), f"grid() needs a RunConfig as base, got {type(base).__name__}",
+          "e.g. grid(RunConfig.from_preset('toy-smoke'), {'safl.k': [2, 4]})")
+    check(isinstance(axes, dict), f"grid axes must be a dict {{key: [values]}}, got {type(axes).__name__}")
+    for key, values in axes.items():
+        check(isinstance(values, (list, tuple, range)) and len(values) >= 1,
+              f"grid axis {key!r} must be a non-empty list of values, got {values!r}",
+              f"write e.g. {{{key!r}: [{values!r}]}}")
     keys = list(axes)
     combos = itertools.product(*(list(axes[k]) for k in keys)) if keys else [()]
     return [base.with_overrides(dict(zip(keys, values))) for values in combos]
@@ -71,8 +78,14 @@ def parse_grid(items: list[str]) -> dict:
 
 def expand(configs, seeds=None) -> list[RunConfig]:
     """configs x seeds as validated RunConfigs, duplicates (same hash) removed, order kept."""
-    if isinstance(configs, RunConfig):
+    if isinstance(configs, (RunConfig, dict)):
         configs = [configs]
+    check(isinstance(configs, (list, tuple)), f"configs must be a RunConfig or a list of them, "
+          f"got {type(configs).__name__}")
+    if seeds is not None:
+        check(isinstance(seeds, (list, tuple, range)) and all(
+            isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds),
+            f"seeds must be a list of integers >= 0, got {seeds!r}", "e.g. seeds=[0, 1, 2]")
     cells, seen = [], set()
     for cfg in configs:
         cfg = cfg if isinstance(cfg, RunConfig) else RunConfig.from_dict(cfg)
@@ -193,12 +206,15 @@ def sweep(configs, seeds=None, backend: str = "local", workers: int | None = Non
     Returns a DataFrame with one row per cell: hash, seed, paradigm, algorithm, status
     (``cached`` | ``done`` | ``failed``), error, and the summary metrics.
     """
+    from fedlib.experiments.runner import as_store
+
     check_choice("sweep backend", backend, SWEEP_BACKENDS)
     if workers is not None:
-        check(int(workers) >= 1, f"workers must be >= 1, got {workers}")
-    if not isinstance(store, ResultStore):
-        store = ResultStore(store)
+        check(isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1,
+              f"workers must be an integer >= 1, got {workers!r}")
+    store = as_store(store)
     cells = expand(configs, seeds)
+    store.check_writable()
     root = str(store.root.resolve())
     rows: dict[str, dict] = {}
 

@@ -49,6 +49,13 @@ def register(subparsers) -> None:
 
 
 def schedule_command(args) -> int:
+    from fedlib.core.errors import check
+
+    check(args.seed >= 0, f"--seed must be >= 0, got {args.seed}", "use e.g. --seed 0")
+    for name in ("clients", "k", "rounds", "ratio"):
+        check(getattr(args, name) >= 1, f"--{name} must be >= 1, got {getattr(args, name)}")
+    check(args.k <= args.clients, f"--k {args.k} exceeds --clients {args.clients}",
+          "lower --k or raise --clients")
     delays = make_delays(args.delays, args.clients, args.ratio, args.seed)
     r = replay(delays, args.k, args.rounds, scenario=args.scenario, seed=args.seed)
     out = {k: r[k] for k in ("clients", "k", "rounds", "scenario", "ticks", "local_trainings", "uploads")}

@@ -266,7 +266,24 @@ def _format(r: dict) -> str:
     return "\n".join(lines)
 
 
+def _check_args(args) -> None:
+    """One clear FedlibError per bad ``fedlib bench engine`` argument (issue 19)."""
+    from fedlib.core.errors import check
+    from fedlib.core.utils import check_device, check_threads
+
+    for name in ("clients", "batch_size", "repeats"):
+        v = getattr(args, name)
+        check(v >= 1, f"--{name.replace('_', '-')} must be >= 1, got {v}",
+              f"leave --{name.replace('_', '-')} out for its default")
+    check(args.steps is None or args.steps >= 1, f"--steps must be >= 1, got {args.steps}",
+          "leave it out for the model's default")
+    check_threads(args.threads, "--threads")
+    check(args.device != "auto", "bench engine needs an explicit --device", "use --device cpu or cuda")
+    check_device(args.device)
+
+
 def _cmd_engine(args) -> int:
+    _check_args(args)
     r = measure(args.model, args.clients, args.steps, args.batch_size, args.threads, args.repeats, args.device,
                 baseline=args.baseline)
     if args.memory:
