@@ -191,7 +191,8 @@ def test_inconsistent_combinations():
 def test_split_combinations():
     register_algorithm("split", "_test-split", lambda cfg: None)
     try:
-        base = RunConfig(paradigm="split", algorithm="_test-split", model={"name": "cnn"})
+        base = RunConfig(paradigm="split", algorithm="_test-split", model={"name": "cnn"},
+                         data={"dataset": "cifar10", "partition": "dirichlet"})
         base.validate()
         with pytest.raises(FedlibError, match=r"(?s)split.per_round=30 exceeds split.clients=20"):
             base.with_overrides(["split.per_round=30"])

@@ -10,7 +10,10 @@ presets were composed (``<algorithm>-<task>[-<profile>]``, fedlib/presets/README
 The dicts must never change. The hashes are the ones of that time: every section hashed. Since
 issue 13 a safl/split run's hash leaves out the other paradigm's section, so those hashes changed on
 purpose; the test checks that each old hash is the legacy hash of its config (so ``fedlib results
-rehash`` moves its stored run) and that the new hash is the one of the same config.
+rehash`` moves its stored run) and that the new hash is the one of the same config. Since issue 19
+the hash also leaves out the labels (``profile``, ``checkpoint_every``) and covers the fingerprint
+of the dataset's files (``RunConfig.data_fingerprint``, not a config field: ``to_dict`` is unchanged);
+the test recomputes the current (v2) hash from the snapshot's config and that fingerprint.
 """
 
 from __future__ import annotations
@@ -27,7 +30,10 @@ from fedlib.core.errors import FedlibError
 from fedlib.experiments.config import (PRESET_DIR, TASKS, RunConfig, list_presets, load_preset_dict,
                                        preset_description)
 from fedlib.experiments.registry import algorithms
-from fedlib.experiments.rehash import legacy_config_hash
+from fedlib import __version__
+from fedlib.data.paths import data_root
+from fedlib.experiments.config import DATA_PARADIGMS
+from fedlib.experiments.rehash import legacy_config_hash, scheme_hashes
 
 SNAPSHOT = json.loads((Path(__file__).parent / "data" / "preset_snapshot.json").read_text())
 OLD = SNAPSHOT["presets"]
@@ -43,6 +49,9 @@ def test_old_name_resolves_to_the_same_config(name):
     assert cfg.to_dict() == OLD[name]["config"]
     assert legacy_config_hash(OLD[name]["config"], SNAPSHOT["fedlib"]) == OLD[name]["hash"]
     assert cfg.config_hash() == RunConfig.from_dict(OLD[name]["config"]).config_hash()
+    fp = cfg.data_fingerprint()
+    assert (fp is None) == (cfg.paradigm not in DATA_PARADIGMS) or not (data_root() / cfg.data.dataset).exists()
+    assert cfg.config_hash() == scheme_hashes(OLD[name]["config"], __version__, fp)["v2"]
 
 
 def test_every_old_name_is_still_listed():
