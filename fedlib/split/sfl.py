@@ -279,7 +279,7 @@ class SplitTrainer:
         tasks = [ClientTask(c, self.parts[c], local, init_opt_state=init) for c in sel]
         weights = self.sizes[sel].to(torch.float64)
         check(float(weights.sum()) > 0, f"round {n + 1}: the selected clients hold no samples")
-        self.addon.start_round(len(tasks))
+        self.addon.start_round(len(tasks), weights)
         order = None
         if self.framework == "sflv1":
             results = self._train_sflv1(tasks, n)
