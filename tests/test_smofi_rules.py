@@ -151,3 +151,19 @@ def test_trainer_passes_the_round_sizes_to_the_hook():
     t.run_round()
     sel = t.selected(0)
     assert t.addon.engine_hook.sizes.tolist() == [len(parts[c]) for c in sel]
+
+
+def test_notebook_settings_shards_and_dirichlet_differ_only_in_the_partition():
+    """issue 18: main_accuracy's `shards` setting = the `full` (Dirichlet 0.1) runs on equal-size
+    label-skew shards; the Dirichlet config is unchanged (same hash as the preset's partition)."""
+    from fedlib.reporting.smofi import smofi_config, smofi_partition
+
+    kw = dict(label="cpu", model="cnn", cut="conv1", max_test=5000)
+    full = smofi_config("cpu", "cifar10", "fedavg+smofi", 0, "full", **kw)
+    shards = smofi_config("cpu", "cifar10", "fedavg+smofi", 0, "shards", **kw)
+    assert (full.data.partition, full.data.alpha) == ("dirichlet", 0.1)
+    assert (shards.data.partition, shards.data.shards_per_client) == ("shards", 2)
+    assert full.replace(data=shards.data).to_dict() == shards.to_dict()
+    explicit = smofi_config("cpu", "cifar10", "fedavg+smofi", 0, "full", **kw, **{"data.partition": "dirichlet"})
+    assert explicit.config_hash() == full.config_hash()
+    assert smofi_partition("cpu", "shards").startswith("equal-size")
