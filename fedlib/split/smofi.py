@@ -45,7 +45,7 @@ this rule another; ``notebooks/smofi/ablations`` tables them). Each signal j ent
 weight w_j = s_j · p_j, where s_j = 1 (active), s_α(τ, j) (finished, ``decay``) or 0 (finished,
 ``drop``), and p_j is its *weighting*:
 
-* ``weighting="uniform"`` [default, P]: p_j = 1. The paper's m̄ is "全局对齐的平均 momentum", a
+* ``weighting="uniform"`` [default, paper reading]: p_j = 1. The paper's m̄ is "全局对齐的平均 momentum", a
   plain mean of the |J^n| momenta; its formula carries no data weights.
 * ``weighting="samples"`` [D, issue 18]: p_j = C · n_j / Σ_i n_i (C stacked clients, n_j their
   training samples), so Σ p_j = C and, with every client active and the |J^n| normaliser,
@@ -55,13 +55,14 @@ weight w_j = s_j · p_j, where s_j = 1 (active), s_α(τ, j) (finished, ``decay`
 
 and its *normaliser* ``renormalise``:
 
-* ``False`` [default, P]: divide by |J^n| — "保证参与对齐的 momentum 数量始终为 |J^n|", the mean is
+* ``False`` [default, paper reading; spec §2 tags it D]: divide by |J^n| — "保证参与对齐的 momentum 数量始终为 |J^n|", the mean is
   always over |J^n| signals, so decayed stale momenta shrink m̄ (by Σ w_j / |J^n|).
 * ``True`` [D]: divide by Σ_j w_j, a weighted mean (m̄ keeps the scale of one momentum).
 
-The defaults (decay, uniform, |J^n|) are the paper's text read literally; the alternatives are
-fedlib's named options because the text does not rule them out explicitly. With no finished client the fusion of the
-SGD form ``m_j = β m̄ + g_j`` gives ``m̄^{τ+1} = β m̄^τ + mean_j g_j`` — a global momentum of the
+Why these defaults: the paper's formula read literally (a plain mean divided by |J^n|, no data
+weights) — the text fixes decay and "|J^n| momenta always take part" but states neither the
+normaliser nor a weighting (issue 18), so the alternatives are named options, tabled in the
+ablations, not defaults. With no finished client the fusion of the SGD form ``m_j = β m̄ + g_j`` gives ``m̄^{τ+1} = β m̄^τ + mean_j g_j`` — a global momentum of the
 mean server gradient (spec §2, tested).
 
 Which buffers are fused [D, spec §2, issue 12]: SGD ``momentum_buffer`` (heavy-ball and Nesterov
@@ -278,8 +279,8 @@ class SMoFiOptions:
         |T_j| + 1), so the first stale weight is 2^α [P-reading, default]; ``"from0"`` — first
         stale weight 1 (fedlib's reading before issue 12).
     renormalise: the normaliser — ``False``: divide the fused sum by |J^n| ("始终为 |J^n|")
-        [P, default]; ``True``: by Σ weights (a weighted mean) [D].
-    weighting: ``"uniform"`` — every signal weight 1, the paper's plain mean [P, default];
+        [default, paper reading]; ``True``: by Σ weights (a weighted mean) [D].
+    weighting: ``"uniform"`` — every signal weight 1, the paper's plain mean [default, paper reading];
         ``"samples"`` — each signal weighted by its client's data share C·n_j/Σn [D, issue 18].
     carry_momentum: keep the fused momentum from one round's end as the next round's start
         instead of resetting it to zero [D: False, reset each round].
