@@ -12,17 +12,30 @@ from fedlib.reporting.profiles import apply_knobs
 SMOFI_PRESET = {"smoke": "sflv1-cifar10-smoke", "cpu": "sflv1-cifar10-cpu", "paper": "sflv1-cifar10"}
 SMOFI_BATCH = {"cifar10": 32, "cifar100": 32, "tinyimagenet": 64}  # SMoFi spec §4 [D]
 SMOFI_DATASETS = ["cifar10", "cifar100", "tinyimagenet"]
-# participation settings per profile: clients, clients per round, training images, rounds per dataset
+# settings per profile: clients, clients per round, training images, rounds per dataset, and the partition
+# (default: the preset's Dirichlet 0.1, spec §4). "shards" [D, issue 18]: the same clients on an equal-size
+# label-skew split (data.partition=shards, 2 label-sorted shards per client: every client holds the same
+# number of images, so every |T_j| is equal and SMoFi's staleness factor is inactive — the fusion
+# mechanism alone); "full"/"partial": Dirichlet 0.1, where |T_j| spread widely and the staleness rule acts.
+_SHARDS = dict(partition="shards", shards_per_client=2)
 SMOFI_PARTICIPATION = {
     "smoke": {"full": dict(clients=4, per_round=4, max_train=256,
-                           rounds={"cifar10": 2, "cifar100": 2, "tinyimagenet": 2})},
+                           rounds={"cifar10": 2, "cifar100": 2, "tinyimagenet": 2}),
+              "shards": dict(clients=4, per_round=4, max_train=256,
+                             rounds={"cifar10": 2, "cifar100": 2, "tinyimagenet": 2}, **_SHARDS)},
     "cpu": {"full": dict(clients=10, per_round=10, max_train=4000,
                          rounds={"cifar10": 15, "cifar100": 15, "tinyimagenet": 15}),
+            "shards": dict(clients=10, per_round=10, max_train=4000,
+                           rounds={"cifar10": 15, "cifar100": 15, "tinyimagenet": 15}, **_SHARDS),
             "partial": dict(clients=20, per_round=10, max_train=5000,
                             rounds={"cifar10": 20, "cifar100": 20, "tinyimagenet": 20})},
     "paper": {"partial": dict(clients=20, per_round=10, max_train=None,
-                              rounds={"cifar10": 200, "cifar100": 300, "tinyimagenet": 400})},
+                              rounds={"cifar10": 200, "cifar100": 300, "tinyimagenet": 400}),
+              "shards": dict(clients=20, per_round=10, max_train=None,
+                             rounds={"cifar10": 200, "cifar100": 300, "tinyimagenet": 400}, **_SHARDS)},
 }
+# how a setting's data is split, for tables and notes
+SMOFI_PARTITION_LABEL = {"dirichlet": "Dirichlet 0.1", "shards": "equal-size shards (2 labels' shards per client)"}
 # the knobs that change a run's scale: a notebook that changes one labels its runs "custom"
 SMOFI_SCALE_KNOBS = ("rounds", "model", "cut", "max_test")
 # display name -> registered split-FL algorithm (fedlib.split.algorithms)
@@ -73,8 +86,15 @@ def smofi_config(profile: str, dataset: str, algorithm: str, seed: int, particip
             "model.name": model, "model.cut": cut,
             "split.clients": P["clients"], "split.per_round": P["per_round"],
             "local.batch_size": SMOFI_BATCH[dataset]}
+    if P.get("partition", "dirichlet") != "dirichlet":  # Dirichlet 0.1 is the preset's: hashes unchanged
+        over.update({"data.partition": P["partition"], "data.shards_per_client": P["shards_per_client"]})
     over.update(extra)
     return RunConfig.from_preset(SMOFI_PRESET[profile]).with_overrides(over)
+
+
+def smofi_partition(profile: str, participation: str) -> str:
+    """How the setting ``participation`` of ``profile`` splits the data (for tables)."""
+    return SMOFI_PARTITION_LABEL[SMOFI_PARTICIPATION[profile][participation].get("partition", "dirichlet")]
 
 
 def smofi_label(settings: dict, defaults: dict, profile: str, knobs=SMOFI_SCALE_KNOBS) -> str:
@@ -123,8 +143,9 @@ def smofi_scale_note(profile: str, label: str, settings: dict, dataset: str, par
         return f"paper profile (spec §4), {len(settings['seeds'])} seed(s)"
     P = SMOFI_PARTICIPATION[profile][participation]
     data = f"{P['max_train']} training images" if P["max_train"] else "all training images"
+    data += f" split by {smofi_partition(profile, participation)}"
     R = settings["rounds"] or P["rounds"][dataset]
-    return (f"{profile} profile, {participation} participation: {settings['model']} on {data} of {dataset}, "
+    return (f"{profile} profile, setting {participation!r}: {settings['model']} on {data} of {dataset}, "
             f"{P['per_round']} of {P['clients']} clients per round, "
             + (f"a {R}-round budget" if budget else f"{R} rounds")
             + f", test on {settings['max_test'] or 'all'} images, paired seeds {settings['seeds']} — not the "

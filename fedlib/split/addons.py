@@ -84,8 +84,9 @@ class ServerAddon:
         """The lock-step hook ``hook(step, active, buffers)`` for the training engine, or None."""
         return None
 
-    def start_round(self, n_selected: int) -> None:
-        """Called before the round's local training of ``n_selected`` clients."""
+    def start_round(self, n_selected: int, sizes=None) -> None:
+        """Called before the round's local training of ``n_selected`` clients holding ``sizes``
+        samples (one entry per selected client, in the training order; may be None)."""
 
     def initial_opt_state(self) -> dict | None:
         """``{kind: {name: tensor}}`` every selected client starts its optimizers from, or None."""
@@ -205,10 +206,10 @@ class SMoFi(ServerAddon):
     def engine_hook(self):
         return self.hook
 
-    def start_round(self, n_selected):
+    def start_round(self, n_selected, sizes=None):
         check(self.hook is not None, "SMoFi.start_round before prepare()",
               "call prepare(server_names, local) first (SplitTrainer does)")
-        self.hook.start_round(n_selected)
+        self.hook.start_round(n_selected, sizes)
 
     def initial_opt_state(self):
         return self.carry if self.options.carry_momentum and self.carry else None

@@ -38,12 +38,25 @@ Everything random derives from ``seed`` (selection, SFLV2 order, the engine's pe
 through :func:`fedlib.split.algorithms.build_trainer` also the model initialisation and
 :func:`prepare_data`'s subsamples), so :meth:`SplitTrainer.state_dict` needs no RNG state: the
 round counter, the global model and the methods' state resume a run bit-identically.
+
+Threads [D, issue 18]: on a CPU device every round's math (training, aggregation, evaluation) runs
+on ONE intra-op thread (:func:`one_math_thread`), whatever ``FEDLIB_THREADS`` / torch's setting
+says, so a result does not depend on the thread count (the runner's promise; the config hash
+does not hold it). Measured culprits with two threads: MKL's sgemm splits the reduction
+dimension across threads for small output dimensions (the 128→10 head's weight gradient,
+[10, B] @ [B, 128], differs from the 8th digit), ``Tensor.sum()``/``mean()`` of large tensors
+(FedProx's ‖W − W^n‖², 524k entries in ``cnn``'s fc1) and ``torch.dot``. One thread is the
+rule fedlib runs under anyway (``default_threads`` = 1: on the 2-core machines the second core
+serves a second process), so 1-thread results are unchanged. (``MKL_CBWR=AUTO,STRICT`` in the
+environment before torch's first BLAS call also makes the BLAS part thread-independent, but it
+changes some 1-thread results, e.g. [64, 2048] @ [2048, 10], and leaves ATen's reductions.)
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+from contextlib import contextmanager
 from typing import Any
 
 import torch
@@ -56,7 +69,8 @@ from fedlib.split.addons import ServerAddon
 from fedlib.split.bases import BaseMethod
 from fedlib.split.methods import option_values
 
-__all__ = ["SplitTrainer", "check_setup", "prepare_data", "PATHS", "FRAMEWORKS", "STATE_KEYS"]
+__all__ = ["SplitTrainer", "check_setup", "prepare_data", "one_math_thread", "PATHS", "FRAMEWORKS",
+           "STATE_KEYS"]
 
 PATHS = ("auto", "engine", "split")
 FRAMEWORKS = ("sflv1", "sflv2")
@@ -102,6 +116,22 @@ def prepare_data(cfg, device=None):
           f"split.clients={cfg.split.clients} exceeds the {ds.num_train} training samples")
     parts = make_partition(d.partition, ds, cfg.split.clients, cfg.seed, **opts)
     return ds, [p.to(torch.long) for p in parts]
+
+
+@contextmanager
+def one_math_thread(device):
+    """Run the block on one torch intra-op thread when ``device`` is a CPU (module docstring,
+    "Threads" [D, issue 18]); the previous thread count is restored afterwards. No-op on an
+    accelerator (the CPU threads only feed it there)."""
+    before = torch.get_num_threads()
+    pin = torch.device(device).type == "cpu" and before != 1
+    if pin:
+        torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        if pin:
+            torch.set_num_threads(before)
 
 
 # ------------------------------------------------------------------------------------------- trainer
@@ -233,6 +263,12 @@ class SplitTrainer:
 
     # ---------------------------------------------------------------------------------- protocol
     def run_round(self) -> dict:
+        """One round (module docstring, steps 1–4); its math on one CPU thread
+        (:func:`one_math_thread`), so the row does not depend on the thread count."""
+        with one_math_thread(self.device):
+            return self._run_round()
+
+    def _run_round(self) -> dict:
         from fedlib.core.state import weighted_model_average
         from fedlib.train import ClientTask, evaluate
 
@@ -243,7 +279,7 @@ class SplitTrainer:
         tasks = [ClientTask(c, self.parts[c], local, init_opt_state=init) for c in sel]
         weights = self.sizes[sel].to(torch.float64)
         check(float(weights.sum()) > 0, f"round {n + 1}: the selected clients hold no samples")
-        self.addon.start_round(len(tasks))
+        self.addon.start_round(len(tasks), weights)
         order = None
         if self.framework == "sflv1":
             results = self._train_sflv1(tasks, n)

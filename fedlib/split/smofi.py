@@ -40,9 +40,29 @@ Staleness mode ``stale``:
 m_h^{final} is the client's *own* momentum after its last step (before that step's fusion
 overwrote it) [D] — the signal it contributed while active, not the fused buffer.
 
-The mean is over |J^n| signals (all selected clients), not renormalised by the weights [D];
-``renormalise=True`` divides by Σ weights instead. With no finished client the fusion of the
-SGD form ``m_j = β m̄ + g_j`` gives ``m̄^{τ+1} = β m̄^τ + mean_j g_j`` — a global momentum of the
+The staleness rule has three knobs (issue 18: the mechanism — fusing every step — is one claim,
+this rule another; ``notebooks/smofi/ablations`` tables them). Each signal j enters the sum with
+weight w_j = s_j · p_j, where s_j = 1 (active), s_α(τ, j) (finished, ``decay``) or 0 (finished,
+``drop``), and p_j is its *weighting*:
+
+* ``weighting="uniform"`` [default, paper reading]: p_j = 1. The paper's m̄ is "全局对齐的平均 momentum", a
+  plain mean of the |J^n| momenta; its formula carries no data weights.
+* ``weighting="samples"`` [D, issue 18]: p_j = C · n_j / Σ_i n_i (C stacked clients, n_j their
+  training samples), so Σ p_j = C and, with every client active and the |J^n| normaliser,
+  m̄ = Σ_j (n_j/N) m_j — each signal weighted by its data share, as the round-end average
+  weights the parameters. Under Dir(0.1) a 16-image client otherwise gets ~15× its data share.
+  Equal client sizes give p_j = 1 exactly (the uniform rule).
+
+and its *normaliser* ``renormalise``:
+
+* ``False`` [default, paper reading; spec §2 tags it D]: divide by |J^n| — "保证参与对齐的 momentum 数量始终为 |J^n|", the mean is
+  always over |J^n| signals, so decayed stale momenta shrink m̄ (by Σ w_j / |J^n|).
+* ``True`` [D]: divide by Σ_j w_j, a weighted mean (m̄ keeps the scale of one momentum).
+
+Why these defaults: the paper's formula read literally (a plain mean divided by |J^n|, no data
+weights) — the text fixes decay and "|J^n| momenta always take part" but states neither the
+normaliser nor a weighting (issue 18), so the alternatives are named options, tabled in the
+ablations, not defaults. With no finished client the fusion of the SGD form ``m_j = β m̄ + g_j`` gives ``m̄^{τ+1} = β m̄^τ + mean_j g_j`` — a global momentum of the
 mean server gradient (spec §2, tested).
 
 Which buffers are fused [D, spec §2, issue 12]: SGD ``momentum_buffer`` (heavy-ball and Nesterov
@@ -84,11 +104,13 @@ __all__ = [
     "step_count_spread",
     "STALE_MODES",
     "STALE_INDEXES",
+    "WEIGHTINGS",
     "FirstMomentOnlyWarning",
 ]
 
 STALE_MODES = ("decay", "drop")
 STALE_INDEXES = ("from1", "from0")
+WEIGHTINGS = ("uniform", "samples")
 
 
 class FirstMomentOnlyWarning(UserWarning):
@@ -136,17 +158,32 @@ def staleness_weight(tau, finished_steps, alpha: float = -0.1,
     return torch.where(steps <= tau, age, torch.ones_like(age)).pow(alpha)
 
 
+def data_shares(sizes, c: int) -> Tensor:
+    """p_j = C · n_j / Σ n_i of ``weighting="samples"`` (module docstring), float64 [C]."""
+    check(sizes is not None, "SMoFi weighting='samples' needs the clients' sample counts",
+          "pass sizes= (SplitTrainer passes them through start_round)")
+    n = torch.as_tensor(sizes).to(torch.float64).flatten()
+    check(n.numel() == c, f"got {n.numel()} sample counts for {c} clients")
+    check(bool((n >= 0).all()) and float(n.sum()) > 0,
+          f"sample counts must be >= 0 with a positive total, got {n.tolist()}")
+    return n * c / n.sum()
+
+
 def fusion_weights(active_mask: Tensor, finished_steps, tau, alpha: float = -0.1,
                    n_selected: int | None = None, renormalise: bool = False,
-                   stale: str = "decay", stale_index: str = "from1") -> Tensor:
+                   stale: str = "decay", stale_index: str = "from1",
+                   weighting: str = "uniform", sizes=None) -> Tensor:
     """The per-client coefficients c_j of m̄ = Σ_j c_j · m_j (spec §2), shape [C], float64.
 
-    c_j = 1/|J^n| for an active client; for a finished one s_α(τ, j)/|J^n| (``stale="decay"``)
-    or 0 (``stale="drop"``). ``renormalise``: divide by Σ weights instead of |J^n| — in drop mode
-    that is the number of active clients. If no weight is left (drop, renormalise, nobody
-    active) all coefficients are 0.
+    c_j = w_j / |J^n| with w_j = s_j · p_j (module docstring): s_j = 1 for an active client,
+    s_α(τ, j) (``stale="decay"``) or 0 (``stale="drop"``) for a finished one; p_j = 1
+    (``weighting="uniform"``) or C · n_j / Σ n_i (``"samples"``, ``sizes`` = the n_j).
+    ``renormalise``: divide by Σ w_j instead of |J^n| — in drop mode with uniform weighting that
+    is the number of active clients. If no weight is left (drop, renormalise, nobody active) all
+    coefficients are 0.
     """
     check_choice("SMoFi option stale", stale, STALE_MODES)
+    check_choice("SMoFi option weighting", weighting, WEIGHTINGS)
     active_mask = torch.as_tensor(active_mask, dtype=torch.bool)
     c = active_mask.numel()
     n = c if n_selected is None else int(n_selected)
@@ -159,6 +196,8 @@ def fusion_weights(active_mask: Tensor, finished_steps, tau, alpha: float = -0.1
     else:
         stale_w = staleness_weight(tau, finished_steps, alpha, stale_index).expand(c)
     w = torch.where(active_mask, torch.ones((), dtype=torch.float64), stale_w)
+    if weighting == "samples":
+        w = w * data_shares(sizes, c)
     denom = w.sum() if renormalise else torch.tensor(float(n), dtype=torch.float64)
     if denom.item() == 0.0:
         return torch.zeros_like(w)
@@ -168,7 +207,7 @@ def fusion_weights(active_mask: Tensor, finished_steps, tau, alpha: float = -0.1
 def fuse_momentum(active_buffers: Tensor, active_mask: Tensor, final_buffers: Tensor,
                   finished_steps, tau, alpha: float = -0.1, n_selected: int | None = None,
                   renormalise: bool = False, stale: str = "decay",
-                  stale_index: str = "from1") -> Tensor:
+                  stale_index: str = "from1", weighting: str = "uniform", sizes=None) -> Tensor:
     """The fused server momentum m̄^{τ+1} of spec §2, from stacked per-client buffers.
 
     Parameters
@@ -193,6 +232,8 @@ def fuse_momentum(active_buffers: Tensor, active_mask: Tensor, final_buffers: Te
         ``"decay"`` (finished clients weighted s_α) or ``"drop"`` (weight 0).
     stale_index:
         ``"from1"`` (paper steps from 1: ages 2, 3, …) or ``"from0"`` (ages 1, 2, …).
+    weighting, sizes:
+        ``"uniform"`` (every signal weight 1) or ``"samples"`` (data share, ``sizes`` = n_j).
 
     Returns ``Tensor[...]``: m̄^{τ+1} = (Σ_active m_j + Σ_finished s_α(τ,h) m_h^{final}) / |J^n|.
     """
@@ -201,7 +242,7 @@ def fuse_momentum(active_buffers: Tensor, active_mask: Tensor, final_buffers: Te
           f"{tuple(final_buffers.shape)} differ in shape")
     mask = torch.as_tensor(active_mask, dtype=torch.bool, device=active_buffers.device)
     coef = fusion_weights(mask.cpu(), finished_steps, tau, alpha, n_selected, renormalise,
-                          stale, stale_index)
+                          stale, stale_index, weighting, sizes)
     stack = torch.where(mask.view(-1, *([1] * (active_buffers.dim() - 1))), active_buffers,
                         final_buffers)
     return torch.tensordot(coef.to(stack.device, stack.dtype), stack, dims=1)
@@ -237,7 +278,10 @@ class SMoFiOptions:
     stale_index: ``"from1"`` — the paper's τ counts steps from 1 (a client's final buffer is step
         |T_j| + 1), so the first stale weight is 2^α [P-reading, default]; ``"from0"`` — first
         stale weight 1 (fedlib's reading before issue 12).
-    renormalise: divide the fused sum by Σ weights instead of |J^n| [D: False].
+    renormalise: the normaliser — ``False``: divide the fused sum by |J^n| ("始终为 |J^n|")
+        [default, paper reading]; ``True``: by Σ weights (a weighted mean) [D].
+    weighting: ``"uniform"`` — every signal weight 1, the paper's plain mean [default, paper reading];
+        ``"samples"`` — each signal weighted by its client's data share C·n_j/Σn [D, issue 18].
     carry_momentum: keep the fused momentum from one round's end as the next round's start
         instead of resetting it to zero [D: False, reset each round].
     fuse_second_moment: Adam/AdamW — fuse ``exp_avg_sq`` with the same weights as ``exp_avg``
@@ -250,6 +294,7 @@ class SMoFiOptions:
     stale: str = "decay"
     stale_index: str = "from1"
     renormalise: bool = False
+    weighting: str = "uniform"
     carry_momentum: bool = False
     fuse_second_moment: bool = True
 
@@ -257,6 +302,7 @@ class SMoFiOptions:
         self.alpha = validate_alpha(self.alpha)
         check_choice("SMoFi option stale", self.stale, STALE_MODES)
         check_choice("SMoFi option stale_index", self.stale_index, STALE_INDEXES)
+        check_choice("SMoFi option weighting", self.weighting, WEIGHTINGS)
         for name in ("renormalise", "carry_momentum", "fuse_second_moment"):
             value = getattr(self, name)
             check(isinstance(value, bool), f"SMoFi option {name} must be true or false, got {value!r}")
@@ -306,15 +352,18 @@ class SMoFiHook:
         self.enabled = not (self.optimizer == "sgd" and momentum is not None and float(momentum) == 0.0)
         self.tau = 0
         self.n_selected: int | None = None
+        self.sizes: Tensor | None = None
         self._final: dict[tuple[str, str], Tensor] = {}
         self._steps: Tensor | None = None
         self.last_fused: dict[tuple[str, str], Tensor] = {}
 
     # ---- round bookkeeping -------------------------------------------------------------------
-    def start_round(self, n_selected: int | None = None) -> None:
-        """Reset the step counter and the finished-client records at the start of a round."""
+    def start_round(self, n_selected: int | None = None, sizes=None) -> None:
+        """Reset the step counter and the finished-client records at the start of a round;
+        ``sizes``: the clients' sample counts (rows in training order), for ``weighting="samples"``."""
         self.tau = 0
         self.n_selected = n_selected
+        self.sizes = None if sizes is None else torch.as_tensor(sizes).clone()
         self._final = {}
         self._steps = None
         self.last_fused = {}
@@ -342,7 +391,7 @@ class SMoFiHook:
         n = self.n_selected if self.n_selected is not None else c
         o = self.options
         coef = fusion_weights(active, self._steps, self.tau, o.alpha, n, o.renormalise,
-                              o.stale, o.stale_index)
+                              o.stale, o.stale_index, o.weighting, self.sizes)
         present = getattr(buffers, "kinds", None)
         for kind in self.kinds:
             if present is not None and kind not in present:  # e.g. SGD without momentum

@@ -10,7 +10,7 @@
 # ---
 
 # %% [markdown]
-# # SMoFi ablations: staleness α, number of clients, architectures, optimizers
+# # SMoFi ablations: the staleness rule, number of clients, architectures, optimizers
 #
 # *SMoFi: Step-wise Momentum Fusion for Split Federated Learning on Heterogeneous Data* (AAAI 2026).
 #
@@ -23,12 +23,25 @@
 # **What this notebook runs** (each family selectable with `ablations`), always FedAvg (= SFLV1)
 # vs FedAvg + SMoFi on CIFAR-10, Dirichlet 0.1, through `fedlib.experiments.run`, on **paired
 # seeds** (a seed fixes partition, selection, batches and initial model for every variant):
-# - **staleness** (issue 12): α = −0.1 (the paper's default) and α = −1 with the paper's decaying
-#   weight s_α = (τ − |T_h| + 1)^α, the explicit **drop** mode (`options.stale=drop`: a finished
-#   client's final momentum leaves the fused buffer; the denominator stays |J|, so drop is the
-#   α → −∞ limit of the paper's rule), and the other reading of the staleness index
-#   (`options.stale_index=from0`: the first stale step has weight 1 instead of 2^α). α only matters
-#   when the clients' local step counts |T_j| differ, so their spread is printed per seed;
+# - **staleness — the rule as its own table** (issues 12, 18). SMoFi's fusion mechanism (fuse the
+#   surrogates' momenta every step) is `main_accuracy`'s claim; how clients that finished their
+#   |T_j| steps early enter the fused buffer is a separate rule the text fixes only in part: decay
+#   with s_α = (τ − |T_h| + 1)^α and "|J^n| momenta always take part", but neither the normaliser
+#   (|J^n| or Σ weights) nor a data-share weighting of the active clients. Under Dirichlet 0.1 the
+#   |T_j| span 1–27 steps at `cpu`: finished clients' decayed momenta stay in the sum divided by
+#   |J^n|, which shrinks the fused step, and a 16-image client weighs as much as an 800-image one.
+#   The variants, each a named option (`fedlib.split.smofi`):
+#   - *decay, ÷|J^n|* — the paper's reading and fedlib's default (= `main_accuracy`'s SMoFi run);
+#   - *decay, ÷Σ weights* — `options.renormalise=true` (a weighted mean, keeps m̄'s scale);
+#   - *decay, data-share weights, ÷|J^n|* — `options.weighting=samples`: each signal weighted by
+#     its client's share of the round's samples (the weights the round-end average uses);
+#   - *drop, ÷|J^n|* — `options.stale=drop`: finished momenta leave the sum, the denominator stays
+#     (the α → −∞ limit of the paper's rule);
+#   - *drop, ÷Σ weights* — `options.stale=drop` + `renormalise=true`: the plain mean of the active
+#     surrogates' momenta;
+#   - at `smoke`/`paper` also other α with the paper's rule and the other reading of the staleness
+#     index (`options.stale_index=from0`: first stale weight 1 instead of 2^α).
+#   The |T_j| spread is printed per seed;
 # - **optimizers**: SGDM (β 0.9), NAG (Nesterov 0.9), Adam and AdamW, lr `adam_lr` for the Adam
 #   family [D: 0.001; the paper's value is not known]. SMoFi with Adam/AdamW fuses **both moments**
 #   by default (fedlib decision, issue 12): fusing only the first moment while each surrogate keeps
@@ -40,17 +53,20 @@
 #   `cnn`) — at the `cpu` profile not run (a CPU does not finish them).
 #
 # **Profiles**: `smoke` (CI: 256 CIFAR-10 images, 4 clients, 2 rounds — meaningless numbers);
-# `cpu` (≈ 20 min on 2 cores): the SMoFi main table's **full-participation** setting — the small
-# `cnn` cut after `conv1`, 4,000 CIFAR-10 training images, 10 of 10 clients, 15 rounds, test on 5,000
-# images every round — staleness on 3 seeds, SGDM / Adam / AdamW on 1 seed (NAG not run at `cpu`;
-# the FedAvg and α = −0.1 runs are the main table's); metric: mean of the last 5 rounds, with paired differences and 95%
-# t-intervals; `paper` (spec §4: ResNet-18 cut after `layer1`, all data, 200 rounds, 3 seeds, all
+# `cpu`: the SMoFi main table's Dirichlet 0.1 setting (`full`) — the small `cnn` cut after `conv1`,
+# 4,000 CIFAR-10 training images, 10 of 10 clients, 15 rounds, test on 5,000 images every round —
+# the staleness table on 3 seeds: 12 new runs (the FedAvg and paper-reading runs are
+# `main_accuracy`'s), ≈ 120 s of CPU time each (measured for one such run, one thread), ≈ 12 min on
+# two one-thread workers. The optimizer family (SGDM / Adam / AdamW, 1 seed, 5 more runs) runs with
+# `-p ablations='["staleness","optimizers"]'` — left out of the `cpu` default for the compute budget;
+# metric: mean of the last 5 rounds, with paired differences and 95% t-intervals; `paper` (spec §4: ResNet-18 cut after `layer1`, all data, 200 rounds, 3 seeds, all
 # four architectures; a GPU).
 
 # %% tags=["parameters"]
 profile = "auto"
 ablations = None      # subset of staleness, optimizers, clients, architectures
-alphas = None         # SMoFi staleness exponents with the paper's decay, all < 0
+alphas = None         # SMoFi staleness exponents with the paper's rule (decay, ÷|J^n|), all < 0
+rules = None          # subset of the RULES names below (the staleness rule's variants, at α = −0.1)
 client_counts = None  # values of split.clients
 architectures = None  # fedlib.models names to run
 optimizers = None     # subset of SGDM, NAG, Adam, AdamW
@@ -74,6 +90,7 @@ import seaborn as sns
 from fedlib.reporting import (SMOFI_SCALE_KNOBS, comparison, curve_metrics, paired_difference, resolve_profile,
                               run_or_load, save_comparison, save_figure, show_settings, smofi_configs, smofi_settings,
                               verdict)
+from fedlib.core.errors import FedlibError
 from fedlib.split.sfl import prepare_data
 from fedlib.split.smofi import step_count_spread
 from fedlib.train.config import batches_per_epoch
@@ -83,20 +100,30 @@ profile = resolve_profile(profile)
 FAMILIES = ["staleness", "optimizers", "clients", "architectures"]
 ALL_ARCHS = ["vgg16", "mobilenetv2", "resnet18", "densenet121"]
 OPTIMIZERS = ["SGDM", "NAG", "Adam", "AdamW"]
+PAPER_RULE = "decay, ÷|J^n| (paper)"  # the paper's reading, fedlib's default: label of its α rows
+# the staleness rule's variants other than the paper's reading (α = −0.1): name -> SMoFi options
+RULES = {"decay, ÷Σ weights": {"options.renormalise": True},
+         "decay, data-share weights, ÷|J^n|": {"options.weighting": "samples"},
+         "drop, ÷|J^n|": {"options.stale": "drop"},
+         "drop, ÷Σ weights": {"options.stale": "drop", "options.renormalise": True},
+         "decay, ÷|J^n|, index from 0": {"options.stale_index": "from0"}}
+ISSUE18_RULES = list(RULES)[:4]
 SETTINGS = {
-    "smoke": dict(ablations=FAMILIES, alphas=[-0.1, -1.0], client_counts=[4, 8], architectures=["cnn"],
+    "smoke": dict(ablations=FAMILIES, alphas=[-0.1, -1.0], rules=list(RULES), client_counts=[4, 8],
+                  architectures=["cnn"],
                   optimizers=["SGDM", "Adam"], adam_lr=0.001, seeds=[0], optimizer_seeds=[0], rounds=None,
                   model="cnn", cut="conv1", max_test=100, last=1, workers=1),
-    "cpu": dict(ablations=["staleness", "optimizers"], alphas=[-0.1, -1.0], client_counts=[10, 20, 40],
+    "cpu": dict(ablations=["staleness"], alphas=[-0.1], rules=ISSUE18_RULES, client_counts=[10, 20, 40],
                 architectures=["cnn"], optimizers=["SGDM", "Adam", "AdamW"], adam_lr=0.001, seeds=[0, 1, 2],
                 optimizer_seeds=[0], rounds=None, model="cnn", cut="conv1", max_test=5000, last=5, workers=2),
-    "paper": dict(ablations=FAMILIES, alphas=[-0.01, -0.1, -0.5, -1.0], client_counts=[10, 20, 50],
+    "paper": dict(ablations=FAMILIES, alphas=[-0.01, -0.1, -0.5, -1.0], rules=list(RULES),
+                  client_counts=[10, 20, 50],
                   architectures=ALL_ARCHS, optimizers=OPTIMIZERS, adam_lr=0.001, seeds=[0, 1, 2],
                   optimizer_seeds=[0, 1, 2], rounds=None, model="resnet18", cut="layer1", max_test=None, last=10,
                   workers=1),
 }
 PART = {"smoke": "full", "cpu": "full", "paper": "partial"}[profile]  # fedlib.reporting.SMOFI_PARTICIPATION
-LISTS = {"ablations", "alphas", "client_counts", "architectures", "optimizers", "seeds", "optimizer_seeds"}
+LISTS = {"ablations", "alphas", "rules", "client_counts", "architectures", "optimizers", "seeds", "optimizer_seeds"}
 # knobs set above override the profile; LABEL: the profile's name at its own scale, "custom" once a scale knob
 # (or adam_lr) changes
 S, _, LABEL = smofi_settings(SETTINGS, profile, globals(), LISTS, (*SMOFI_SCALE_KNOBS, "adam_lr"))
@@ -124,10 +151,13 @@ plan = []
 if "staleness" in S["ablations"]:
     plan.append(("staleness", "FedAvg (no fusion)", "FedAvg", "fedavg", {}, S["seeds"]))
     for a in S["alphas"]:
-        plan.append(("staleness", f"decay α={a:g}", "SMoFi", "fedavg+smofi", {"options.alpha": float(a)}, S["seeds"]))
-    plan.append(("staleness", "drop finished", "SMoFi", "fedavg+smofi", {"options.stale": "drop"}, S["seeds"]))
-    plan.append(("staleness", "decay α=-0.1, index from 0", "SMoFi", "fedavg+smofi",
-                 {"options.alpha": -0.1, "options.stale_index": "from0"}, S["seeds"]))
+        plan.append(("staleness", f"{PAPER_RULE}, α={a:g}", "SMoFi", "fedavg+smofi", {"options.alpha": float(a)},
+                     S["seeds"]))
+    for rule in S["rules"]:
+        if rule not in RULES:
+            raise FedlibError(f"unknown staleness rule {rule!r}", f"use some of {list(RULES)}")
+        plan.append(("staleness", f"{rule}, α=-0.1", "SMoFi", "fedavg+smofi", {"options.alpha": -0.1, **RULES[rule]},
+                     S["seeds"]))
 if "clients" in S["ablations"]:
     for n in S["client_counts"]:
         k = max(1, n // 2)
@@ -157,7 +187,8 @@ print(f"{len(cells)} ablation cells, {len(unique)} distinct runs")
 
 # %% [markdown]
 # The spread of the clients' local step counts |T_j| = E · ⌈n_j / B⌉ per seed (Dirichlet 0.1 makes
-# it wide): α weighs a finished client's momentum for the max(|T|) − |T_j| steps the others still take.
+# it wide): the staleness rule weighs a finished client's momentum for the max(|T|) − |T_j| steps the
+# others still take; with equal |T_j| (main_accuracy's `shards` setting) every rule is the same.
 
 # %%
 spread = []
@@ -202,7 +233,7 @@ if fams:
     plt.show()
 
 # %% [markdown]
-# ## Paired differences: each SMoFi variant against FedAvg on the same seeds
+# ## Paired differences: each SMoFi variant against FedAvg, and each staleness rule against the paper's reading, on the same seeds
 
 # %%
 diffs = []
@@ -217,13 +248,25 @@ for fam in fams:
             pair = pd.concat([here[here["method"] == method], base]).assign(
                 who=lambda t: np.where(t["method"] == "FedAvg", "base", "variant"))
             r = paired_difference(pair, "final", "variant", "base", method_col="who")
-            diffs.append({"family": fam, "setting": label, "variant": method, "mean": r["mean"], "lo": r["lo"],
-                          "hi": r["hi"], "n": r["n"], "per seed": r["diffs"], "verdict": verdict(r)})
+            diffs.append({"family": fam, "setting": label, "variant": method, "base": "FedAvg", "mean": r["mean"],
+                          "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"], "verdict": verdict(r)})
+# the staleness rule's variants against the paper's reading (decay, ÷|J^n|, α = −0.1) on the same seeds
+PAPER_LABEL = f"{PAPER_RULE}, α=-0.1"
+stale = runs[runs["family"] == "staleness"] if len(runs) else runs
+if len(stale) and PAPER_LABEL in set(stale["setting"]):
+    ref = stale[stale["setting"] == PAPER_LABEL].assign(who="base")
+    for label in [x for x in dict.fromkeys(stale["setting"]) if x not in (PAPER_LABEL, "FedAvg (no fusion)")]:
+        pair = pd.concat([stale[stale["setting"] == label].assign(who="variant"), ref])
+        r = paired_difference(pair, "final", "variant", "base", method_col="who")
+        diffs.append({"family": "staleness", "setting": label, "variant": "SMoFi", "base": "SMoFi, paper reading",
+                      "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"],
+                      "verdict": verdict(r)})
 diffs = pd.DataFrame(diffs)
 diffs.round(2)
 
 # %%
-CLAIMS = {"staleness": "paper: α = −0.1 by default, needs manual tuning (no numbers in the spec)",
+CLAIMS = {"staleness": "paper: decay s_α with α = −0.1 by default (needs manual tuning), |J^n| momenta always "
+                        "take part; normaliser and weighting not stated (no numbers in the spec)",
           "clients": "paper: gains grow with more clients (no numbers in the spec)",
           "architectures": "paper: gains hold across VGG/MobileNet/ResNet/DenseNet, grow with depth",
           "optimizers": "paper: gains hold across SGDM/NAG/Adam/AdamW (no numbers in the spec)"}
@@ -247,7 +290,7 @@ for (fam, label, method), r in mean.iterrows():
                 "measured": round(float(r["mean"]), 2),
                 "note": f"{int(r['count'])} seed(s), sd {r['std']:.2f}; {CLAIMS[fam]}; " + scale_note()})
 for _, r in diffs.iterrows():
-    out.append({"table": f"ablation: {r['family']}", "setting": f"{r['setting']}, {r['variant']} − FedAvg",
+    out.append({"table": f"ablation: {r['family']}", "setting": f"{r['setting']}, {r['variant']} − {r['base']}",
                 "metric": "paired gain in final accuracy (points)", "paper": np.nan, "measured": round(r["mean"], 2),
                 "note": f"95% interval [{r['lo']:.2f}, {r['hi']:.2f}] over {r['n']} seeds, per seed {r['per seed']}; "
                         f"{r['verdict']}; {CLAIMS[r['family']]}"})

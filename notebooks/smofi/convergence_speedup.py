@@ -29,7 +29,7 @@
 #
 # **What this notebook runs**: the pairs (base → base + add-on) FedAvg (= SFLV1) → + SMoFi,
 # FedProx → FedProx + SMoFi, FedNAR → FedNAR + SMoFi, and for comparison FedAvg → + FedAvgM and
-# FedAvg → + SlowMo, on the datasets in `datasets` (Dirichlet 0.1), through
+# FedAvg → + SlowMo, on the datasets in `datasets` (the settings below), through
 # `fedlib.experiments.run`. Every run is built exactly as in `main_accuracy`
 # (`fedlib.reporting.smofi_config`), so it is the same stored result: after `main_accuracy` this
 # notebook computes nothing. A dataset missing on this machine is recorded as *needs download*.
@@ -37,14 +37,16 @@
 # **Profiles**
 # - `smoke` (CI, seconds): 256 CIFAR-10 images, 4 clients (all selected), 2 rounds, the small `cnn` —
 #   the numbers mean nothing.
-# - `cpu` (nothing new to run after `main_accuracy`: its 18 runs are this notebook's): CIFAR-10, Dirichlet 0.1,
-#   the small `cnn` cut after `conv1` (not the paper's ResNet-18), test on 5,000 images every round,
-#   **three paired seeds** (a seed fixes partition, selection, batches and initial model for every
-#   method). Two settings: **full participation** (10 of 10 clients, 4,000 training images, 15
-#   rounds: no selection noise; the three FedAvg pairs — FedProx/FedNAR → + SMoFi run at `paper`, or
-#   here with `-p pairs=...`) and **partial participation** (10 of 20 clients per
-#   round, 5,000 images, 20 rounds, FedAvg → + SMoFi only — the runs `main_accuracy` has). A 15/20-round
-#   budget, not the paper's 200: speed-ups here are bounded by the budget. Per pair and target: the
+# - `cpu` (nothing new to run after `main_accuracy`: its 24 runs are this notebook's): CIFAR-10, the
+#   small `cnn` cut after `conv1` (not the paper's ResNet-18), 10 of 10 clients, 4,000 training
+#   images, 15 rounds, test on 5,000 images every round, **three paired seeds** (a seed fixes
+#   partition, selection, batches and initial model for every method), the three FedAvg pairs
+#   (FedProx/FedNAR → + SMoFi run at `paper`, or here with `-p pairs=...`) in `main_accuracy`'s two
+#   settings: **`shards`** — equal-size label-skew shards, every |T_j| equal, so SMoFi's staleness
+#   factor is inactive (the fusion mechanism alone) — and **`full`** — Dirichlet 0.1, the paper's
+#   split (mechanism + staleness rule). The partial-participation setting (10 of 20 clients per
+#   round) runs with `-p participations=...`. A 15-round budget, not the paper's 200: speed-ups
+#   here are bounded by the budget. Per pair and target: the
 #   speed-up per seed, its geometric mean over the seeds that reached the target, how many did, and
 #   the paired difference in the area under the accuracy curve (AUC) with a 95% t-interval.
 #   CIFAR-100 and Tiny-ImageNet are recorded as needing a download here.
@@ -54,9 +56,9 @@
 # %% tags=["parameters"]
 profile = "auto"
 datasets = None        # subset of cifar10, cifar100, tinyimagenet
-pairs = None           # subset of the PAIRS names below (full-participation setting)
+pairs = None           # subset of the PAIRS names below (every setting but partial)
 partial_pairs = None   # subset of PAIRS for the partial-participation setting
-participations = None  # subset of the participation settings: full, partial
+participations = None  # subset of the settings: shards, full (Dirichlet 0.1), partial
 targets = None         # target fractions of the base's final accuracy, e.g. [1.0, 0.9, 0.8]
 seeds = None           # list of run seeds, e.g. [0, 1, 2]
 rounds = None          # rounds of every setting (None keeps each setting's own)
@@ -90,13 +92,13 @@ PAIRS = {"FedAvg + SMoFi": ("FedAvg", "+ SMoFi"),
 FEDAVG_PAIRS = ["FedAvg + SMoFi", "FedAvg + FedAvgM", "FedAvg + SlowMo"]
 SETTINGS = {  # the scale knobs (rounds, model, cut, max_test) equal main_accuracy's: the runs are shared
     "smoke": dict(datasets=["cifar10", "tinyimagenet"], pairs=list(PAIRS), partial_pairs=FEDAVG_PAIRS,
-                  participations=["full"], targets=[1.0, 0.9, 0.8], seeds=[0], rounds=None, model="cnn",
+                  participations=["shards", "full"], targets=[1.0, 0.9, 0.8], seeds=[0], rounds=None, model="cnn",
                   cut="conv1", max_test=100, last=1, workers=1),
     "cpu": dict(datasets=SMOFI_DATASETS, pairs=FEDAVG_PAIRS, partial_pairs=["FedAvg + SMoFi"],
-                participations=["full", "partial"], targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2], rounds=None,
+                participations=["shards", "full"], targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2], rounds=None,
                 model="cnn", cut="conv1", max_test=5000, last=5, workers=2),
-    "paper": dict(datasets=SMOFI_DATASETS, pairs=list(PAIRS), partial_pairs=list(PAIRS),
-                  participations=["partial"], targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2], rounds=None,
+    "paper": dict(datasets=SMOFI_DATASETS, pairs=FEDAVG_PAIRS, partial_pairs=list(PAIRS),
+                  participations=["partial", "shards"], targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2], rounds=None,
                   model="resnet18", cut="layer1", max_test=None, last=10, workers=1),
 }
 LISTS = {"datasets", "pairs", "partial_pairs", "participations", "targets", "seeds"}  # knobs that hold lists
@@ -114,7 +116,7 @@ config = smofi_configs(profile, LABEL, S)  # config(dataset, algorithm, seed, pa
 
 
 def pairs_of(part: str) -> list:
-    return S["pairs"] if part == "full" else S["partial_pairs"]
+    return S["partial_pairs"] if part == "partial" else S["pairs"]
 
 
 availability = {d: dataset_missing(d) for d in S["datasets"]}
@@ -282,6 +284,11 @@ def scale_note(d: str, part: str) -> str:
     return smofi_scale_note(profile, LABEL, S, d, part, budget=True)
 
 
+def on_paper_split(part: str) -> bool:
+    """Whether setting ``part`` uses the paper's split (Dirichlet 0.1; not the equal-size shards)."""
+    return PARTICIPATION[part].get("partition", "dirichlet") == "dirichlet"
+
+
 def fmt_speedup(x: float) -> str:
     return f"{x:.2f}×" if x == x else "not reached"
 
@@ -329,7 +336,7 @@ for d in S["datasets"]:
                 out.append({"table": "speed-up", "setting": f"cifar10, {part}, SMoFi over "
                                                             + " / ".join(PAIRS[p][0] for p in pairs_of(part)
                                                                          if p.endswith("SMoFi")),
-                            "metric": metric, "paper": paper,
+                            "metric": metric, "paper": paper if on_paper_split(part) else np.nan,
                             "measured": round(float(fn(smofi)), 2) if len(smofi) else "not measured",
                             "note": "geometric mean over seeds, target = base final (paper: base best within "
                                     "200 rounds); " + scale_note(d, part)})
@@ -340,7 +347,7 @@ for d in S["datasets"]:
                                             ("SFLV1 (FedAvg)", "base_rounds", PAPER_TINYIMAGENET_ROUNDS["SFLV1"])):
                 v = sel[col].dropna()
                 out.append({"table": "speed-up", "setting": f"tinyimagenet, {part}, {who}",
-                            "metric": "rounds to target", "paper": paper,
+                            "metric": "rounds to target", "paper": paper if on_paper_split(part) else np.nan,
                             "measured": round(float(v.mean()), 2) if len(v) else "not reached",
                             "note": note + f"target = SFLV1's final; reached by {len(v)}/{len(sel)} seeds; "
                                     + scale_note(d, part)})

@@ -38,13 +38,14 @@
 # **Profiles**
 # - `smoke` (CI, seconds): 256 CIFAR-10 images, 4 clients (all selected), 2 rounds, the small `cnn` —
 #   the numbers mean nothing.
-# - `cpu` (after `main_accuracy` only the 6 SFLV2 runs are new: ≈ 15–30 min on 2 cores, estimated from
-#   the SFLV1 runs' 4–11 min each; without `main_accuracy` 18 runs): CIFAR-10,
+# - `cpu` (after `main_accuracy` only the 3 SFLV2 runs are new: SFLV1 and SMoFi are its Dirichlet
+#   runs; ≈ 2 min of CPU time each, as an SFLV1 run): CIFAR-10,
 #   Dirichlet 0.1, the small `cnn` cut after `conv1` (not the paper's ResNet-18), test on 5,000
 #   images every round, **three paired seeds** (a seed fixes partition, selection, batches and
-#   initial model for every framework), in two settings: **full participation** (10 of 10 clients,
-#   4,000 training images, 15 rounds: no selection noise) and **partial participation** (10 of 20
-#   clients per round, 5,000 images, 20 rounds). Tiny-ImageNet — the paper's dataset for this
+#   initial model for every framework), **full participation** (10 of 10 clients, 4,000 training
+#   images, 15 rounds: no selection noise); the partial-participation setting (10 of 20 clients per
+#   round, 5,000 images, 20 rounds) and main_accuracy's equal-size `shards` split run with
+#   `-p participations=...`. Tiny-ImageNet — the paper's dataset for this
 #   table — needs a download here.
 # - `paper` (a GPU): spec §4 — ResNet-18 cut after `layer1`, all data, 20 clients / 10 per round,
 #   400 rounds on Tiny-ImageNet with batch 64, 200 on CIFAR-10, 3 seeds.
@@ -83,7 +84,7 @@ SETTINGS = {  # the scale knobs (rounds, model, cut, max_test) equal main_accura
     "smoke": dict(datasets=["cifar10", "tinyimagenet"], frameworks=list(FRAMEWORKS), participations=["full"],
                   seeds=[0], rounds=None, model="cnn", cut="conv1", max_test=100, last=1, workers=1),
     "cpu": dict(datasets=["cifar10", "tinyimagenet"], frameworks=list(FRAMEWORKS),
-                participations=["full", "partial"], seeds=[0, 1, 2], rounds=None, model="cnn", cut="conv1",
+                participations=["full"], seeds=[0, 1, 2], rounds=None, model="cnn", cut="conv1",
                 max_test=5000, last=5, workers=2),
     "paper": dict(datasets=["tinyimagenet", "cifar10"], frameworks=list(FRAMEWORKS), participations=["partial"],
                   seeds=[0, 1, 2], rounds=None, model="resnet18", cut="layer1", max_test=None, last=10,
