@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -17,7 +17,7 @@
 # # How semi-asynchronous federated learning works
 #
 # A tutorial on the semi-asynchronous FL (SAFL) setting of FedQS (Li et al., NeurIPS 2025, §2 and
-# the simulator of spec `fedqs.md` §1), in three pictures:
+# the simulator of spec [`fedqs.md`](../../docs/spec/fedqs.md) §1), in three pictures:
 #
 # 1. **The virtual clock.** Every client *i* has an integer delay *r_i* (its "resource"; 1:50 in the
 #    paper means the fastest client is 50× faster than the slowest). A client that starts at tick *t*
@@ -44,6 +44,7 @@
 # as `cpu`: everything here is already cheap).
 
 # %% tags=["parameters"]
+# Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only tutorials/safl_basics -p NAME=VALUE
 profile = "auto"       # smoke | cpu | paper | auto ($FEDLIB_PROFILE, else paper with a GPU, else cpu)
 timeline_clients = None  # clients drawn in the timeline (small, so the picture stays readable)
 timeline_k = None        # updates per aggregation in the timeline
