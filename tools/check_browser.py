@@ -52,6 +52,9 @@ def stage(tmp: Path, books: list[str]) -> Path:
     settings = tmp / "settings" / "@jupyterlab" / "docmanager-extension"
     settings.mkdir(parents=True)
     (settings / "plugin.jupyterlab-settings").write_text(json.dumps({"autosave": False}))
+    news = tmp / "settings" / "@jupyterlab" / "apputils-extension"
+    news.mkdir(parents=True)
+    (news / "notification.jupyterlab-settings").write_text(json.dumps({"fetchNews": "false"}))
     return root
 
 
@@ -116,6 +119,12 @@ STATE_JS = """() => {
   return {dirty: panel.context.model.dirty, status: ctx.session && ctx.session.kernel ?
           ctx.session.kernel.status : 'none', kernel: ctx.kernelDisplayName, cells: out,
           metadata: panel.content.model.metadata};
+}"""
+
+
+SCROLL_TO_END_JS = """() => {
+  const el = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
+  if (el) el.scrollTop = el.scrollHeight;
 }"""
 
 
@@ -186,7 +195,13 @@ def check_book(page, base: str, token: str, book: str, shots: Path, timeout_s: f
         res["problems"].append("progress is not a widget (text on stderr)")
     res["seconds"] = round(time.monotonic() - t0, 1)
     shot = shots / (book.replace("/", "_").removesuffix(".ipynb") + ".png")
+    page.evaluate(SCROLL_TO_END_JS)  # the last cell: the comparison table
+    time.sleep(1.0)
     page.screenshot(path=str(shot), full_page=True)
+    bars = page.query_selector_all(".jp-OutputArea .widget-hprogress")
+    if bars:  # a second picture: the first progress widget
+        bars[0].scroll_into_view_if_needed()
+        page.screenshot(path=str(shot.with_name(shot.stem + "_progress.png")))
     res["screenshot"] = str(shot.relative_to(ROOT) if shot.is_relative_to(ROOT) else shot)
     return res
 
