@@ -122,9 +122,11 @@ STATE_JS = """() => {
 }"""
 
 
-SCROLL_TO_END_JS = """() => {
-  const el = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden) .jp-WindowedPanel-outer');
-  if (el) el.scrollTop = el.scrollHeight;
+SCROLL_TO_END_JS = """async () => {
+  const nb = window.jupyterapp.shell.currentWidget.content; const last = nb.widgets.length - 1;
+  nb.activeCellIndex = last; await nb.scrollToItem(last, 'start');
+  const out = nb.widgets[last].node.querySelector('.jp-OutputArea');
+  if (out) out.scrollIntoView({block: 'end'});
 }"""
 
 
@@ -196,7 +198,7 @@ def check_book(page, base: str, token: str, book: str, shots: Path, timeout_s: f
     res["seconds"] = round(time.monotonic() - t0, 1)
     shot = shots / (book.replace("/", "_").removesuffix(".ipynb") + ".png")
     page.evaluate(SCROLL_TO_END_JS)  # the last cell: the comparison table
-    time.sleep(1.0)
+    time.sleep(2.0)
     page.screenshot(path=str(shot), full_page=True)
     bars = page.query_selector_all(".jp-OutputArea .widget-hprogress")
     if bars:  # a second picture: the first progress widget
