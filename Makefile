@@ -3,9 +3,10 @@ PY      ?= python3
 VENV    ?= .venv
 BIN     := $(VENV)/bin
 PROFILE ?= auto
+CHROMIUM ?= /usr/bin/chromium
 export FEDLIB_DATA ?= $(CURDIR)/data
 
-.PHONY: setup reproduce test test-fast bench clean-venv
+.PHONY: setup reproduce test test-fast bench lab check-browser clean-venv
 
 $(BIN)/.fedlib-installed: pyproject.toml
 	test -x $(BIN)/python || $(PY) -m venv $(VENV)
@@ -28,6 +29,19 @@ test: setup
 
 test-fast: setup
 	$(BIN)/python -m pytest -q -x tests -m "not slow"
+
+## JupyterLab in the venv, at the project root, opening the first tutorial.
+lab: setup
+	$(BIN)/jupyter lab notebooks/tutorials/safl_basics.ipynb
+
+## The tutorials and one notebook per paper opened in JupyterLab in headless Chromium, Run All at smoke:
+## fails on an error output, a kernel dialog, a notebook modified by opening, non-widget progress.
+## Screenshots: build/browser/. Needs a system Chromium (Debian: apt-get install -y chromium).
+check-browser: setup
+	$(BIN)/python -m pip install -q playwright
+	@test -x $(CHROMIUM) || { echo "check-browser: no Chromium at $(CHROMIUM); on Debian:" \
+	  "sudo apt-get update && sudo apt-get install -y chromium (or make check-browser CHROMIUM=path)"; exit 2; }
+	FEDLIB_PROFILE=smoke $(BIN)/python tools/check_browser.py --chromium $(CHROMIUM) --out build/browser
 
 bench: setup
 	$(BIN)/fedlib bench engine --model fcn --clients 10

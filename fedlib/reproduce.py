@@ -20,6 +20,7 @@ import pandas as pd
 
 from fedlib import __version__
 from fedlib.core.errors import FedlibError
+from fedlib.core.progress import PROGRESS_ENV
 from fedlib.reporting import markdown_table, project_root, resolve_profile
 from fedlib.core.utils import atomic_write_bytes
 
@@ -60,8 +61,11 @@ def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "pyth
     rel = book.relative_to(root / "notebooks")
     target = out / rel
     target.parent.mkdir(parents=True, exist_ok=True)
-    env_before = os.environ.get("FEDLIB_REPORT_DIR")
-    os.environ["FEDLIB_REPORT_DIR"] = str(out)
+    # the kernel inherits these: where reports go, and plain-text progress (fedlib.core.progress)
+    env = {"FEDLIB_REPORT_DIR": str(out),
+           PROGRESS_ENV: os.environ.get(PROGRESS_ENV) or "text"}
+    before = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
     start = time.perf_counter()
     try:
         pm.execute_notebook(
@@ -69,10 +73,11 @@ def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "pyth
             cwd=str(root), progress_bar=False, log_output=False,
         )
     finally:
-        if env_before is None:
-            os.environ.pop("FEDLIB_REPORT_DIR", None)
-        else:
-            os.environ["FEDLIB_REPORT_DIR"] = env_before
+        for key, value in before.items():
+            if value is None:
+                os.environ.pop(key, None)
+            else:
+                os.environ[key] = value
     return time.perf_counter() - start
 
 
@@ -110,7 +115,7 @@ def write_index(out: Path, profile: str, index: dict) -> Path:
 
 def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool = False,
               root: Path | None = None, keep_going: bool = True, params: dict | None = None) -> dict:
-    from tqdm.auto import tqdm
+    from fedlib.core.progress import progress_bar
 
     profile = resolve_profile(profile)
     root = Path(root or project_root())
@@ -118,7 +123,7 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
     out.mkdir(parents=True, exist_ok=True)
     index = _load_index(out)
     books = find_notebooks(root, only)
-    bar = tqdm(books, desc=f"reproduce [{profile}]", unit="notebook")
+    bar = progress_bar(books, desc=f"reproduce [{profile}]", unit="notebook")
     for book in bar:
         rel = str(book.relative_to(root / "notebooks"))
         bar.set_postfix_str(rel)

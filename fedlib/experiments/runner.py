@@ -37,6 +37,7 @@ import pandas as pd
 import torch
 
 from fedlib.core.errors import FedlibError
+from fedlib.core.progress import progress_bar, progress_write
 from fedlib.core.protocols import check_trainer
 from fedlib.experiments import metrics
 from fedlib.experiments.config import RunConfig
@@ -132,10 +133,14 @@ def _fmt(x) -> str:
 
 def _report(result: RunResult, cfg: RunConfig, how: str) -> None:
     s = result.summary
-    print(f"[fedlib] {cfg.paradigm}/{cfg.algorithm} profile={cfg.profile} seed={cfg.seed} "
-          f"hash={result.config_hash[:12]} rounds={s.get('rounds')} "
-          f"final_acc={_fmt(s.get('final_accuracy'))} conv_acc={_fmt(s.get('convergence_accuracy'))}"
-          f" ({how})", file=sys.stderr if how == "quiet" else sys.stdout)
+    line = (f"[fedlib] {cfg.paradigm}/{cfg.algorithm} profile={cfg.profile} seed={cfg.seed} "
+            f"hash={result.config_hash[:12]} rounds={s.get('rounds')} "
+            f"final_acc={_fmt(s.get('final_accuracy'))} conv_acc={_fmt(s.get('convergence_accuracy'))}"
+            f" ({how})")
+    if how == "quiet":
+        print(line, file=sys.stderr)
+    else:
+        progress_write(line)  # through the progress display: no stderr block between bars
 
 
 def as_store(store) -> ResultStore:
@@ -231,9 +236,7 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
         tr, history, clients, start, elapsed = _restore(cfg, store, h, tr, trainer, total)
     store.write_config(cfg, fp)
 
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=total, initial=start, disable=not progress, unit="round", leave=True,
+    bar = progress_bar(total=total, initial=start, disable=not progress, unit="round", leave=True,
                desc=f"{cfg.algorithm} seed={cfg.seed}", dynamic_ncols=True)
     t0 = time.perf_counter()
     r = start

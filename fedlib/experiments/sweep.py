@@ -33,6 +33,7 @@ from pathlib import Path
 import pandas as pd
 
 from fedlib.core.errors import FedlibError, check, check_choice
+from fedlib.core.progress import progress_bar, progress_write
 from fedlib.core.dataclass_io import parse_overrides
 from fedlib.experiments.config import RunConfig
 from fedlib.experiments.store import ResultStore, csv_to_frame, frame_to_csv
@@ -238,9 +239,7 @@ def sweep(configs, seeds=None, backend: str = "local", workers: int | None = Non
         else:
             todo.append(cfg)
 
-    from tqdm.auto import tqdm
-
-    bar = tqdm(total=len(cells), initial=len(cells) - len(todo), disable=not progress,
+    bar = progress_bar(total=len(cells), initial=len(cells) - len(todo), disable=not progress,
                unit="run", desc=f"sweep ({backend})", dynamic_ncols=True)
     failures = [0]
 
@@ -263,9 +262,10 @@ def sweep(configs, seeds=None, backend: str = "local", workers: int | None = Non
     table = pd.DataFrame([rows[c.config_hash()] for c in cells if c.config_hash() in rows])
     failed = table[table["status"] == "failed"] if len(table) else table
     if progress:
-        print(f"[fedlib] sweep: {len(cells)} cells, {int((table['status'] == 'cached').sum())} "
-              f"cached, {int((table['status'] == 'done').sum())} run, {len(failed)} failed "
-              f"(store {store.root})")
+        progress_write(f"[fedlib] sweep: {len(cells)} cells, "
+                       f"{int((table['status'] == 'cached').sum())} cached, "
+                       f"{int((table['status'] == 'done').sum())} run, {len(failed)} failed "
+                       f"(store {store.root})")
         for _, r in failed.iterrows():
             print(f"  FAILED {r['hash']} {r['paradigm']}/{r['algorithm']} seed={r['seed']}: "
                   f"{r['error']}", file=sys.stderr)

@@ -23,15 +23,14 @@ def run_all(cfgs: list, desc: str | None = "runs", workers: int | None = 1, stor
     from the store; with ``workers > 1`` the missing ones first run in a local process pool (one
     one-thread process per worker, ``fedlib.experiments.sweep``); a lone missing run runs here.
     ``desc`` names an overall progress bar (``None``: none)."""
-    from tqdm.auto import tqdm
-
+    from fedlib.core.progress import progress_bar
     from fedlib.experiments import run, sweep
 
     store = results_store(store)
     todo = {c.config_hash(): c for c in cfgs if store.get(c) is None}
     if workers and workers > 1 and len(todo) > 1:
         sweep(list(todo.values()), workers=min(workers, len(todo)), store=store, progress=progress)
-    each = cfgs if desc is None else tqdm(cfgs, desc=desc, unit="run", disable=not progress)
+    each = cfgs if desc is None else progress_bar(cfgs, desc=desc, unit="run", disable=not progress)
     return [run(c, store=store, progress=progress) for c in each]
 
 

@@ -12,13 +12,33 @@ from fedlib.reporting.paths import report_dir
 COMPARISON_COLUMNS = ["table", "setting", "metric", "paper", "measured", "profile", "note"]
 
 
+class Comparison(pd.DataFrame):
+    """A DataFrame that displays every column in full (the ``note`` holds the verdict sentence).
+
+    [D] pandas cuts a displayed cell at ``display.max_colwidth`` (50 characters); this class lifts
+    the limit for its own HTML and text forms only, leaving the session's option alone."""
+
+    @property
+    def _constructor(self):
+        return Comparison
+
+    def _repr_html_(self):
+        with pd.option_context("display.max_colwidth", None):
+            return super()._repr_html_()
+
+    def __repr__(self) -> str:
+        with pd.option_context("display.max_colwidth", None):
+            return super().__repr__()
+
+
 def comparison(rows: list[dict], profile: str) -> pd.DataFrame:
-    """Paper vs measured, one row per (table, setting, metric); ``paper`` may be missing (NaN)."""
+    """Paper vs measured, one row per (table, setting, metric); ``paper`` may be missing (NaN).
+    Displayed with its notes in full (:class:`Comparison`)."""
     df = pd.DataFrame(rows)
     for col in COMPARISON_COLUMNS:
         if col not in df:
             df[col] = profile if col == "profile" else ("" if col in ("note", "setting") else float("nan"))
-    return df[COMPARISON_COLUMNS + [c for c in df.columns if c not in COMPARISON_COLUMNS]]
+    return Comparison(df[COMPARISON_COLUMNS + [c for c in df.columns if c not in COMPARISON_COLUMNS]])
 
 
 def save_comparison(df: pd.DataFrame, name: str, profile: str, group: str = "") -> Path:

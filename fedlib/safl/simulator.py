@@ -470,9 +470,9 @@ class SAFLSimulator:
         rows = []
         it = range(todo)
         if progress:
-            from tqdm.auto import tqdm  # noqa: PLC0415
+            from fedlib.core.progress import progress_bar  # noqa: PLC0415
 
-            it = tqdm(it, desc=self.strategy.name)
+            it = progress_bar(it, desc=self.strategy.name)
         for _ in it:
             rows.append(self.run_round())
         return rows

@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -35,8 +35,11 @@
 #   (FedAvg, FedSGD) and the best baselines the paper names (M-step, WKAFL). Only 6 new runs (the rest
 #   are Table 2's) — ~6 min on two quiet cores. No NLP panel.
 # - `paper`: CIFAR-10 x = 0.5 (ResNet-18), Shakespeare (LSTM) and Adult, seeds 0-2 — needs a GPU.
+#
+# Spec: [`docs/spec/fedqs.md`](../../docs/spec/fedqs.md) — every "spec §" in this notebook refers to it.
 
 # %% tags=["parameters"]
+# Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only fedqs/figure4_loss_curves -p NAME=VALUE
 profile = "auto"   # smoke | cpu | paper | auto ($FEDLIB_PROFILE, else paper with a GPU, else cpu)
 tasks = None       # e.g. ["adult-gender"], ["cifar10-x0.5", "shakespeare", "adult-gender"]
 methods = None     # subset of the thirteen SAFL methods; None means all

@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -39,8 +39,11 @@
 #   the majority class alone (76%) exceeds 80% of it, so the 80% target would be reached in round 1
 #   by every run.
 # - `paper`: ResNet-18 on CIFAR-10 (x = 0.5), T = 400, finer grids — needs a GPU.
+#
+# Spec: [`docs/spec/fedqs.md`](../../docs/spec/fedqs.md) — every "spec §" in this notebook refers to it.
 
 # %% tags=["parameters"]
+# Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only fedqs/figure5_hyperparameters -p NAME=VALUE
 profile = "auto"   # smoke | cpu | paper | auto ($FEDLIB_PROFILE, else paper with a GPU, else cpu)
 task = None        # adult | cifar10
 grids = None       # e.g. {"a": [0.001, 0.002, 0.005]}: values per hyperparameter (eta0, a, m0, k)

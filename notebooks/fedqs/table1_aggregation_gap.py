@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -45,8 +45,11 @@
 # - `paper`: ResNet-18 on CIFAR-10, 100 clients, K = 10, 400 rounds, non-IID = Dirichlet x = `alpha`
 #   (0.1 by default: the paper does not say which x Table 1 uses; 0.1 is its most heterogeneous
 #   column) — needs a GPU.
+#
+# Spec: [`docs/spec/fedqs.md`](../../docs/spec/fedqs.md) — every "spec §" in this notebook refers to it.
 
 # %% tags=["parameters"]
+# Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only fedqs/table1_aggregation_gap -p NAME=VALUE
 profile = "auto"   # smoke | cpu | paper | auto ($FEDLIB_PROFILE, else paper with a GPU, else cpu)
 task = None        # "adult" (UCI Adult, FCN) | "cifar10" (CIFAR-10; ResNet-18 at paper scale, CNN when reduced)
 alpha = None       # Dirichlet x of the non-IID CIFAR-10 split

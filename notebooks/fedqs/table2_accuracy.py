@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -50,8 +50,11 @@
 #
 # Runs at the paper's scale are labelled `profile=paper` in the result store whatever the notebook's
 # profile, so the `cpu` and `paper` reports share them.
+#
+# Spec: [`docs/spec/fedqs.md`](../../docs/spec/fedqs.md) — every "spec §" in this notebook refers to it.
 
 # %% tags=["parameters"]
+# Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only fedqs/table2_accuracy -p NAME=VALUE
 profile = "auto"   # smoke | cpu | paper | auto ($FEDLIB_PROFILE, else paper with a GPU, else cpu)
 tasks = None       # e.g. ["adult"], ["adult-gender", "cifar10-x0.5"]; groups: adult, cifar10, shakespeare
 methods = None     # subset of METHODS below; None means all thirteen

@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -43,8 +43,11 @@
 # **Profiles** (as Table 2): `smoke` tiny Adult; `cpu` Adult split by gender at the paper's scale (100
 # clients, K = 10, 400 rounds), one seed; `paper` all tasks at the paper's scale (GPU for CIFAR-10 and
 # Shakespeare).
+#
+# Spec: [`docs/spec/fedqs.md`](../../docs/spec/fedqs.md) — every "spec §" in this notebook refers to it.
 
 # %% tags=["parameters"]
+# Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only fedqs/table3_runtime -p NAME=VALUE
 profile = "auto"   # smoke | cpu | paper | auto ($FEDLIB_PROFILE, else paper with a GPU, else cpu)
 tasks = None       # e.g. ["adult"], ["adult-gender", "cifar10-x0.5"]; groups: adult, cifar10, shakespeare
 methods = None     # subset of the thirteen SAFL methods; None means all

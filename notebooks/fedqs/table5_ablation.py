@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -42,8 +42,11 @@
 #   functions (6 more runs); `task="adult", rounds=400` runs them on UCI Adult at the paper's scale. One
 #   seed at x = 0.5: a single column, not the paper's average over x = 0.1 / 0.5 / 1.
 # - `paper`: ResNet-18 on CIFAR-10, x = 0.1 / 0.5 / 1 averaged — needs a GPU.
+#
+# Spec: [`docs/spec/fedqs.md`](../../docs/spec/fedqs.md) — every "spec §" in this notebook refers to it.
 
 # %% tags=["parameters"]
+# Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only fedqs/table5_ablation -p NAME=VALUE
 profile = "auto"   # smoke | cpu | paper | auto ($FEDLIB_PROFILE, else paper with a GPU, else cpu)
 task = None        # adult | cifar10
 alphas = None      # CIFAR-10 Dirichlet x values averaged over, e.g. [0.1, 0.5, 1.0]

@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -40,8 +40,11 @@
 # - `cpu`: UCI Adult split by gender (FCN) **at the paper's scale** (100 clients, K = 10, T = 400, so
 #   both events happen), one seed; the static runs are Table 2's. Not the paper's CV task.
 # - `paper`: ResNet-18 on CIFAR-10 (x = 0.5), T = 400 — needs a GPU.
+#
+# Spec: [`docs/spec/fedqs.md`](../../docs/spec/fedqs.md) — every "spec §" in this notebook refers to it.
 
 # %% tags=["parameters"]
+# Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only fedqs/table6_dynamic -p NAME=VALUE
 profile = "auto"   # smoke | cpu | paper | auto ($FEDLIB_PROFILE, else paper with a GPU, else cpu)
 task = None        # adult | cifar10
 scenarios = None   # subset of: speed-change, random-time, dropout

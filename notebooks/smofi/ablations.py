@@ -7,6 +7,10 @@
 #       format_name: percent
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
 # ---
 
 # %% [markdown]
@@ -14,7 +18,7 @@
 #
 # *SMoFi: Step-wise Momentum Fusion for Split Federated Learning on Heterogeneous Data* (AAAI 2026).
 #
-# **What the paper claims** (spec `smofi.md` §5; the ablation tables' numbers are not in the
+# **What the paper claims** (spec [`smofi.md`](../../docs/spec/smofi.md) §5; the ablation tables' numbers are not in the
 # spec, so the `paper` column stays empty):
 # - the staleness exponent α of s_α = (τ − |T_h| + 1)^α defaults to **−0.1** and needs manual tuning;
 # - SMoFi's gains **grow with more clients** and with **deeper models**;
@@ -63,6 +67,7 @@
 # four architectures; a GPU).
 
 # %% tags=["parameters"]
+# Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only smofi/ablations -p NAME=VALUE
 profile = "auto"
 ablations = None      # subset of staleness, optimizers, clients, architectures
 alphas = None         # SMoFi staleness exponents with the paper's rule (decay, ÷|J^n|), all < 0

@@ -7,6 +7,10 @@
 #       format_name: percent
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
 # ---
 
 # %% [markdown]
@@ -14,7 +18,7 @@
 #
 # *SMoFi: Step-wise Momentum Fusion for Split Federated Learning on Heterogeneous Data* (AAAI 2026).
 #
-# **What the paper claims** (spec `smofi.md` §5): SMoFi converges up to **10.25×** faster; on
+# **What the paper claims** (spec [`smofi.md`](../../docs/spec/smofi.md) §5): SMoFi converges up to **10.25×** faster; on
 # CIFAR-10 the speed-ups are **4.61×–5.54×**; on Tiny-ImageNet SMoFi reaches the target in
 # **16 rounds** where SFLV1 needs **more than 400**.
 #
@@ -54,6 +58,7 @@
 #   200 / 300 / 400 rounds, 3 seeds.
 
 # %% tags=["parameters"]
+# Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only smofi/convergence_speedup -p NAME=VALUE
 profile = "auto"
 datasets = None        # subset of cifar10, cifar100, tinyimagenet
 pairs = None           # subset of the PAIRS names below (every setting but partial)

@@ -7,6 +7,10 @@
 #       format_name: percent
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
 # ---
 
 # %% [markdown]
@@ -49,8 +53,11 @@
 #   table — needs a download here.
 # - `paper` (a GPU): spec §4 — ResNet-18 cut after `layer1`, all data, 20 clients / 10 per round,
 #   400 rounds on Tiny-ImageNet with batch 64, 200 on CIFAR-10, 3 seeds.
+#
+# Spec: [`docs/spec/smofi.md`](../../docs/spec/smofi.md) — every "spec §" in this notebook refers to it.
 
 # %% tags=["parameters"]
+# Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only smofi/frameworks -p NAME=VALUE
 profile = "auto"
 datasets = None        # subset of cifar10, cifar100, tinyimagenet
 frameworks = None      # subset of SFLV1, SFLV2, SMoFi

@@ -7,6 +7,10 @@
 #       format_name: percent
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
 # ---
 
 # %% [markdown]
@@ -14,7 +18,7 @@
 #
 # *SMoFi: Step-wise Momentum Fusion for Split Federated Learning on Heterogeneous Data* (Yang, Zhu,
 # Wang, Yang — AAAI 2026). SMoFi is a server-side plug-in that fuses the momentum of the server
-# surrogates after every local step (spec `smofi.md` §2).
+# surrogates after every local step (spec [`smofi.md`](../../docs/spec/smofi.md) §2).
 #
 # **What the paper claims** (spec §5; base method FedAvg = SFLV1, Dirichlet α = 0.1, top-1 %):
 #
@@ -70,6 +74,7 @@
 #   family).
 
 # %% tags=["parameters"]
+# Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only smofi/main_accuracy -p NAME=VALUE
 profile = "auto"
 datasets = None         # subset of cifar10, cifar100, tinyimagenet
 methods = None          # subset of the METHODS names below (every setting but partial)

@@ -8,7 +8,7 @@
 #       format_version: '1.3'
 #       jupytext_version: 1.19.6
 #   kernelspec:
-#     display_name: Python 3
+#     display_name: Python 3 (ipykernel)
 #     language: python
 #     name: python3
 # ---
@@ -17,7 +17,7 @@
 # # How semi-asynchronous federated learning works
 #
 # A tutorial on the semi-asynchronous FL (SAFL) setting of FedQS (Li et al., NeurIPS 2025, §2 and
-# the simulator of spec `fedqs.md` §1), in three pictures:
+# the simulator of spec [`fedqs.md`](../../docs/spec/fedqs.md) §1), in three pictures:
 #
 # 1. **The virtual clock.** Every client *i* has an integer delay *r_i* (its "resource"; 1:50 in the
 #    paper means the fastest client is 50× faster than the slowest). A client that starts at tick *t*
@@ -44,6 +44,7 @@
 # as `cpu`: everything here is already cheap).
 
 # %% tags=["parameters"]
+# Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only tutorials/safl_basics -p NAME=VALUE
 profile = "auto"       # smoke | cpu | paper | auto ($FEDLIB_PROFILE, else paper with a GPU, else cpu)
 timeline_clients = None  # clients drawn in the timeline (small, so the picture stays readable)
 timeline_k = None        # updates per aggregation in the timeline
@@ -82,6 +83,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 import torch
+from matplotlib.ticker import MaxNLocator
 
 from fedlib.experiments import RunConfig, run
 from fedlib.reporting import results_store, save_figure
@@ -143,7 +145,9 @@ for a in aggs.itertuples():
 ax.set_yticks(range(n_tl))
 ax.set_yticklabels([f"client {c} (r={d})" for c, d in enumerate(delays.tolist())])
 ax.set_ylim(-0.6, n_tl)
-ax.set_xlim(0, last_tick + 2.5)
+right = max(last_tick + 1, int(trainings["upload"].max()) + 1) + 1.5  # every bar ends inside the plot
+ax.axvspan(last_tick + 1, right, color="0.93", zorder=0)  # trainings still running at the last round
+ax.set_xlim(0, right)
 ax.set_xlabel("virtual time (ticks)")
 ax.set_title(f"SAFL timeline: N={n_tl} clients, K={S['timeline_k']}, delays uniform in [1, {S['timeline_ratio']}]")
 sm = plt.cm.ScalarMappable(cmap=cmap, norm=plt.Normalize(-0.5, S["timeline_rounds"] - 0.5))
@@ -154,7 +158,8 @@ plt.show()
 # %% [markdown]
 # Bars: local trainings, coloured by the global version they started from. ▲: uploads (red: the
 # upload was aggregated in round R with staleness τ; grey: still in the buffer). Dashed lines: the
-# aggregations (at most one per tick, so a full buffer may wait a tick).
+# aggregations (at most one per tick, so a full buffer may wait a tick). Shaded: after the last
+# aggregation drawn; the trainings still running there end at their scheduled upload tick.
 #
 # Reading the picture: fast clients (small r) upload many times and fill the buffer, so most rounds
 # are made of fast clients' updates; a slow client's update arrives many rounds after the version it
@@ -253,6 +258,8 @@ axes[0].legend(loc="upper right", fontsize=8)
 sns.lineplot(data=types[types["type"] != "warmup"], x="bin", y="lr", hue="type", hue_order=ORDER[1:],
              palette=PALETTE, errorbar=("pi", 50), ax=axes[1])
 axes[1].set_xlabel(axes[0].get_xlabel())
+for a in axes:
+    a.xaxis.set_major_locator(MaxNLocator(integer=True))  # rounds are whole numbers
 axes[1].set_title("learning rate at training start, per type (median, 50% band)")
 save_figure(fig, "safl_basics_types", profile, GROUP)
 plt.show()
@@ -288,6 +295,7 @@ step = max(1, len(grid) // 12)
 ax.set_yticks(range(0, len(grid), step))
 ax.set_yticklabels([f"c{c} r={delays_run[c]}" for c in grid.index[::step]], fontsize=7)
 ax.set_xlabel(axes[0].get_xlabel())
+ax.xaxis.set_major_locator(MaxNLocator(integer=True))
 ax.set_title("most frequent type per client and round bin (clients sorted by delay)")
 ax.legend(handles=[plt.matplotlib.patches.Patch(color=PALETTE[t], label=t) for t in ORDER],
           loc="upper left", bbox_to_anchor=(1.01, 1), fontsize=8)

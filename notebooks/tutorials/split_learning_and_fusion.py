@@ -2,6 +2,15 @@
 # jupyter:
 #   jupytext:
 #     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
 # ---
 
 # %% [markdown]
@@ -10,7 +19,7 @@
 # A teaching notebook for *SMoFi: Step-wise Momentum Fusion for Split Federated Learning on
 # Heterogeneous Data* (Yang, Zhu, Wang, Yang — AAAI 2026, arXiv 2511.09828).
 #
-# **What the paper claims** (spec `smofi.md` §5): plugging SMoFi into split FL on Dirichlet(0.1)
+# **What the paper claims** (spec [`smofi.md`](../../docs/spec/smofi.md) §5): plugging SMoFi into split FL on Dirichlet(0.1)
 # label skew lifts FedAvg (= SFLV1) from 77.16% to 81.82% on CIFAR-10, 48.10% → 53.83% on
 # CIFAR-100 and 33.43% → 39.73% on Tiny-ImageNet — up to +7.1 points and up to 10.25× faster
 # convergence (CIFAR-10: 4.61×–5.54×). This tutorial does not reproduce those numbers (see
@@ -39,6 +48,7 @@
 # The reduced profiles are not the paper's setting; the tables below name the profile.
 
 # %% tags=["parameters"]
+# Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only tutorials/split_learning_and_fusion -p NAME=VALUE
 profile = "auto"
 model_name = None       # fedlib.models name: cnn at smoke and cpu, resnet18 at paper
 cut = None              # cut point, None means the default cut of the model
