@@ -11,6 +11,11 @@ The dicts must never change. The hashes are the ones of that time: every section
 issue 13 a safl/split run's hash leaves out the other paradigm's section, so those hashes changed on
 purpose; the test checks that each old hash is the legacy hash of its config (so ``fedlib results
 rehash`` moves its stored run) and that the new hash is the one of the same config.
+
+Issue 17 changed the FedQS task bases on purpose (``safl.upload: overwrite``, ``safl.delays:
+official-100``: the official code's regime): the 56 SAFL names built on them were regenerated from
+the new presets (config and its legacy hash under ``fedlib`` 0.1.0); nothing else differs from the
+old snapshot, and every other entry is untouched.
 """
 
 from __future__ import annotations
