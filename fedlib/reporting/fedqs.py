@@ -237,7 +237,8 @@ def interval_words(diff: dict) -> str:
     return f"interval {where} ({diff['wins']}/{diff['n']} pairs positive)"
 
 
-def paired_rows(runs, pairs, by=(), metrics=("final", "best"), method_col: str = "method"):
+def paired_rows(runs, pairs, by=(), metrics=("final", "best"), method_col: str = "method",
+                pair_col: str = "seed"):
     """Paired differences (:func:`~fedlib.reporting.stats.paired_difference`, 95% t-interval over the
     seeds) of ``runs`` (one row per run: ``by`` columns, ``method_col``, ``seed``, ``metrics``).
 
@@ -256,7 +257,7 @@ def paired_rows(runs, pairs, by=(), metrics=("final", "best"), method_col: str =
             if method not in present or base not in present:
                 continue
             for metric in metrics:
-                r = paired_difference(sel, metric, method, base, method_col=method_col)
+                r = paired_difference(sel, metric, method, base, method_col=method_col, pair_col=pair_col)
                 rows.append({**dict(zip(by, key)), "comparison": f"{method} − {base}", "metric": metric,
                              "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"],
                              "verdict": verdict(r, sign) if sign else interval_words(r)})
