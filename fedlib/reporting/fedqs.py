@@ -184,13 +184,8 @@ def alpha_variants(task: str, alphas) -> list:
 
 
 # ------------------------------------------------------------------ the SAFL regime
-# the two upload semantics in two sentences each (README, `fedlib safl schedule`, the notebooks)
-REGIMES = {
-    "overwrite": "the official code's buffer: one file per client, so a client's newer update replaces "
-                 "its queued one. Staleness stays bounded (the regime of the paper's numbers; the default).",
-    "snapshot": "every finished training queues its own update, as uploaded. When clients upload faster "
-                "than the server aggregates, the queue falls behind and staleness grows.",
-}
+from fedlib.safl.cli import REGIMES  # noqa: E402,F401 — the two regimes in two sentences each
+
 # N != 100: official-100 holds exactly 100 delays, so other client counts draw uniform 1:50 delays
 UNIFORM_DELAYS = ["safl.delays=uniform"]
 
