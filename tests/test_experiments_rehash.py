@@ -14,7 +14,7 @@ from fedlib.experiments.rehash import legacy_config_hash, rehash_store
 
 def small_safl():
     return RunConfig.from_preset("fedavg-adult-gender").with_overrides(
-        ["safl.clients=10", "safl.k=3", "rounds=2", "data.max_train=2000"])
+        ["safl.clients=10", "safl.delays=uniform", "safl.k=3", "rounds=2", "data.max_train=2000"])
 
 
 def toy():

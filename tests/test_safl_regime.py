@@ -181,7 +181,7 @@ def test_runner_records_the_regime(data_root, tmp_path, monkeypatch):
 
     monkeypatch.setenv("FEDLIB_DATA", str(data_root))
     monkeypatch.setenv("FEDLIB_CACHE", str(tmp_path / "cache"))
-    tiny = ["safl.clients=8", "safl.ratio=4", "rounds=6", "data.max_train=1200", "data.max_test=300",
+    tiny = ["safl.clients=8", "safl.delays=uniform", "safl.upload=snapshot", "safl.ratio=4", "rounds=6", "data.max_train=1200", "data.max_test=300",
             "local.epochs=1", "checkpoint_every=3"]
     cfg = RunConfig.from_preset("fedsgd-adult-gender").with_overrides(tiny + ["safl.k=1"])
     with pytest.warns(BufferBacklogWarning, match="K = 1"):

@@ -20,7 +20,8 @@ from fedlib.safl.delays import make_delays
 from fedlib.safl.schedule import Clock
 from fedlib.core.utils import atomic_torch_save, safe_torch_load
 
-TINY = ["safl.clients=8", "safl.k=3", "safl.ratio=4", "rounds=6", "data.max_train=1200",
+# the pre-issue-17 regime (the FedQS bases now default to overwrite + official-100, which needs N = 100)
+TINY = ["safl.clients=8", "safl.delays=uniform", "safl.upload=snapshot", "safl.k=3", "safl.ratio=4", "rounds=6", "data.max_train=1200",
         "data.max_test=300", "local.epochs=1", "checkpoint_every=0"]
 
 

@@ -35,7 +35,8 @@ __all__ = ["NEUTRAL_FIELDS", "legacy_config_hash", "scheme_hashes", "rehash_stor
 # field path -> the value that reproduces the behaviour from before the field existed. A stored
 # config missing exactly these fields (and reading back with them at these values) is unchanged.
 # Extend it when a field is added to RunConfig or an algorithm's options (e.g. "local.precision").
-NEUTRAL_FIELDS: dict[str, object] = {}
+# A field counts only where the current config has it (``options.weighting`` is SMoFi's alone).
+NEUTRAL_FIELDS: dict[str, object] = {"options.weighting": "uniform"}  # issue 18: SMoFi's staleness weighting
 
 
 def _sha_json(payload) -> str:
@@ -59,12 +60,23 @@ def scheme_hashes(config: dict, version: str, data_fingerprint="absent") -> dict
     return out
 
 
-def with_neutral_fields(config: dict, table: dict | None = None) -> dict:
+def _has_path(d: dict, parts: list) -> bool:
+    for part in parts:
+        if not isinstance(d, dict) or part not in d:
+            return False
+        d = d[part]
+    return True
+
+
+def with_neutral_fields(config: dict, table: dict | None = None, reference: dict | None = None) -> dict:
     """``config`` with every field of ``table`` (default :data:`NEUTRAL_FIELDS`) that it lacks added
-    at its neutral value (a field whose section is absent is added with its section)."""
+    at its neutral value (a field whose section is absent is added with its section); with
+    ``reference`` (the config as it reads back today), only the fields ``reference`` has."""
     out = json.loads(json.dumps(config))
     for path, value in (NEUTRAL_FIELDS if table is None else table).items():
         node, parts = out, path.split(".")
+        if reference is not None and not _has_path(reference, parts):
+            continue
         for part in parts[:-1]:
             node = node.setdefault(part, {}) if isinstance(node, dict) else None
             if node is None:
@@ -85,7 +97,7 @@ def _plan(store: ResultStore, h: str) -> tuple[str, str | None, dict | None, boo
         cfg = RunConfig.from_dict(config)
     except FedlibError as err:
         return f"kept: its config no longer validates ({err.problem})", None, None, False
-    if cfg.to_dict() != with_neutral_fields(config):
+    if cfg.to_dict() != with_neutral_fields(config, reference=cfg.to_dict()):
         return "kept: its config reads back with new fields (a default filled in)", None, None, False
     recorded = "data_fingerprint" in stored
     fp = stored["data_fingerprint"] if recorded else cfg.data_fingerprint()

@@ -181,3 +181,90 @@ class Study:
 def alpha_variants(task: str, alphas) -> list:
     """The data overrides a one-task notebook averages over: one per Dirichlet x on CIFAR-10."""
     return [[f"data.alpha={a}"] for a in alphas] if task == "cifar10" else [[]]
+
+
+# ------------------------------------------------------------------ the SAFL regime
+from fedlib.safl.cli import REGIMES  # noqa: E402,F401 — the two regimes in two sentences each
+
+# N != 100: official-100 holds exactly 100 delays, so other client counts draw uniform 1:50 delays
+UNIFORM_DELAYS = ["safl.delays=uniform"]
+
+
+def regime(cfg) -> str:
+    """The SAFL regime of a run in words: ``upload=overwrite, delays=official-100 (N = 100)``."""
+    s = cfg.safl
+    delays = s.delays if s.delays != "uniform" else f"uniform 1:{s.ratio}"
+    return f"upload={s.upload}, delays={delays} (N = {s.clients}, K = {s.k})"
+
+
+def regimes(cfgs) -> str:
+    """Every distinct :func:`regime` of ``cfgs`` (semi-asynchronous runs; sync runs have no buffer)."""
+    seen = [regime(c) for c in cfgs if c.safl.mode == "semi-async"]
+    return "; ".join(dict.fromkeys(seen)) or "synchronous only (no buffer)"
+
+
+def task_regime(suffix: str, overrides=()) -> str:
+    """:func:`regime` of the paper-scale preset ``fedavg-<suffix>`` with ``overrides``, for a
+    notebook's settings display."""
+    from fedlib.experiments import RunConfig
+
+    return regime(RunConfig.from_preset(f"fedavg-{suffix}").with_overrides(list(overrides)))
+
+
+# ------------------------------------------------------------------ seeds that resolve (issue 17)
+FINAL_LAST = 10  # "final" accuracy = mean of the last 10 evaluated rounds [D]
+SEEDS = [0, 1, 2]  # paired seeds of the cpu profile: a seed fixes partition, delays, initial model
+
+
+def run_metrics(res) -> dict:
+    """``final`` (mean of the last :data:`FINAL_LAST` evaluated rounds) and ``best`` accuracy (%) of a run."""
+    from fedlib.reporting.stats import curve_metrics
+
+    m = curve_metrics(res.history, last=FINAL_LAST)
+    return {"final": m["final"], "best": m["best"]}
+
+
+def interval_words(diff: dict) -> str:
+    """A paired difference where the paper claims no direction: does its interval exclude 0?"""
+    if diff["n"] < 2 or diff["lo"] != diff["lo"]:
+        return f"not resolved (only {diff['n']} pair)"
+    where = "excludes 0" if diff["lo"] > 0 or diff["hi"] < 0 else "contains 0"
+    return f"interval {where} ({diff['wins']}/{diff['n']} pairs positive)"
+
+
+def paired_rows(runs, pairs, by=(), metrics=("final", "best"), method_col: str = "method",
+                pair_col: str = "seed"):
+    """Paired differences (:func:`~fedlib.reporting.stats.paired_difference`, 95% t-interval over the
+    seeds) of ``runs`` (one row per run: ``by`` columns, ``method_col``, ``seed``, ``metrics``).
+
+    ``pairs``: ``(method, baseline, expected_sign)``; sign +1/−1 is the paper's direction (verdict),
+    0 a claim without a direction (:func:`interval_words`). One row per group × pair × metric."""
+    import pandas as pd
+
+    from fedlib.reporting.stats import paired_difference, verdict
+
+    rows = []
+    groups = runs.groupby(list(by), sort=False) if by else [((), runs)]
+    for key, sel in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        present = set(sel[method_col])
+        for method, base, sign in pairs:
+            if method not in present or base not in present:
+                continue
+            for metric in metrics:
+                r = paired_difference(sel, metric, method, base, method_col=method_col, pair_col=pair_col)
+                rows.append({**dict(zip(by, key)), "comparison": f"{method} − {base}", "metric": metric,
+                             "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"],
+                             "verdict": verdict(r, sign) if sign else interval_words(r)})
+    return pd.DataFrame(rows)
+
+
+def interval_note(row) -> str:
+    """``95% interval [lo, hi] over n seeds, per seed [...]; verdict`` of a :func:`paired_rows` row."""
+    return (f"95% interval [{row['lo']:.2f}, {row['hi']:.2f}] over {row['n']} seeds, per seed {row['per seed']}; "
+            f"{row['verdict']}")
+
+
+def tasks_regime(tasks, profile: str) -> str:
+    """The SAFL regime(s) of the Table 2 / 3 / Figure 4 tasks at ``profile`` (settings display)."""
+    return "; ".join(dict.fromkeys(regime(task_config("fedavg", t, profile)) for t in expand_tasks(tasks)))

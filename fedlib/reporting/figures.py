@@ -15,27 +15,29 @@ def save_figure(fig, name: str, profile: str, group: str = "") -> Path:
     return path
 
 
-def show_paired(diffs: pd.DataFrame, name: str, profile: str, group: str = "", label: str = "comparison"):
+def show_paired(diffs: pd.DataFrame, name: str, profile: str, group: str = "", label: str = "comparison",
+                col: str = "participation"):
     """:func:`paired_interval_plot` of ``diffs`` (when there are any), saved as ``name`` and shown."""
     if len(diffs):
         import matplotlib.pyplot as plt
 
-        g = paired_interval_plot(diffs, label)
+        g = paired_interval_plot(diffs, label, col=col)
         save_figure(g.figure, name, profile, group)
         plt.show()
 
 
-def paired_interval_plot(diffs: pd.DataFrame, label: str = "comparison", height: float = 2.8):
+def paired_interval_plot(diffs: pd.DataFrame, label: str = "comparison", height: float = 2.8,
+                         col: str = "participation"):
     """Point-and-interval plot of paired differences (rows of ``mean``/``lo``/``hi`` per ``label``),
-    one panel per ``metric`` (rows) × ``participation`` (columns), a grey line at zero. Returns the
-    seaborn ``FacetGrid``."""
+    one panel per ``metric`` (rows) × ``col`` (columns; SMoFi: the participation setting), a grey
+    line at zero. Returns the seaborn ``FacetGrid``."""
     import seaborn as sns
 
     order = list(dict.fromkeys(diffs[label]))
-    g = sns.catplot(data=diffs, y=label, x="mean", col="participation", row="metric", kind="point", order=order,
+    g = sns.catplot(data=diffs, y=label, x="mean", col=col, row="metric", kind="point", order=order,
                     linestyle="none", height=height, aspect=2.0, sharex=False)
     for (metric, part), ax in g.axes_dict.items():
-        sub = diffs[(diffs["metric"] == metric) & (diffs["participation"] == part)]
+        sub = diffs[(diffs["metric"] == metric) & (diffs[col] == part)]
         for _, r in sub.iterrows():
             if r["lo"] == r["lo"]:  # a categorical axis puts the i-th label at y = i
                 ax.plot([r["lo"], r["hi"]], [order.index(r[label])] * 2, color="C0")

@@ -31,7 +31,9 @@ Synchronous mode (spec §1, for Table 1): each round K clients are drawn uniform
 replacement (stream (seed, "safl-sync", round)), all train from the current global model at the
 same tick, and are aggregated by the same strategy (FedAvg: mean of models; FedSGD: mean of
 deltas). A synchronous round lasts max_j r_j + 1 ticks (the slowest selected client, then the
-restart tick), matching the semi-asynchronous clock.
+restart tick), matching the semi-asynchronous clock. There is no buffer, so ``upload`` has no
+effect in this mode [D] (accepted either way: the FedQS presets default to ``overwrite`` and their
+synchronous runs, Table 1, keep it).
 
 Time columns of a history row
 -----------------------------
@@ -134,9 +136,6 @@ class SAFLSimulator:
         check(mode == "semi-async" or scenario.name == "none",
               f"scenario {scenario.name!r} is defined for the semi-asynchronous clock only",
               "use safl.scenario=none with safl.mode=sync")
-        check(mode == "semi-async" or upload == "snapshot",
-              "upload='overwrite' is an artefact of the semi-asynchronous code",
-              "use safl.upload=snapshot with safl.mode=sync")
         if val_parts is not None:
             check(len(val_parts) == n, f"{n} clients but {len(val_parts)} validation parts")
         local.validate() if hasattr(local, "validate") else None

@@ -30,8 +30,12 @@
 # FedQS uses as η0) for FedAvg, FedSGD, FedQS-Avg and FedQS-SGD; a, m0, k (`options.a`, `options.m0`,
 # `options.k`) for FedQS-Avg and FedQS-SGD.
 #
+# **The SAFL regime** (stated in the settings below): the official code's — `safl.upload=overwrite` (a
+# client's newer update replaces its queued one, so staleness stays bounded) and, with N = 100, the
+# official delay profile `official-100`; with 10 clients (smoke) delays are uniform 1:50.
+#
 # **Profiles**
-# - `smoke`: Adult, 10 clients, K = 3, 5 rounds, two values per grid — seconds; numbers meaningless.
+# - `smoke`: Adult, 10 clients (uniform 1:50 delays), K = 3, 5 rounds, two values per grid — seconds; numbers meaningless.
 # - `cpu`: UCI Adult split by gender (FCN), 100 clients, K = 10, **T = 200** (half the paper's rounds,
 #   so that its 26 runs take ~8 min on a free 2-core CPU), one seed; grids η0 ∈ {0.01, 0.1, 0.2},
 #   a ∈ {0.001, 0.002, 0.005, 0.02}, m0 ∈ {0, 0.1, 0.5}, k ∈ {0.001, 0.2, 0.5}. Not the paper's CV
@@ -61,7 +65,7 @@ DEFAULTS = {"eta0": 0.1, "a": 0.002, "m0": 0.1, "k": 0.2}  # paper defaults (spe
 SETTINGS = {
     "smoke": dict(task="adult", seeds=[0], rounds=5, workers=1, target=0.98,
                   grids={"eta0": [0.05, 0.1], "a": [0.002, 0.01], "m0": [0.1, 0.5], "k": [0.2, 0.5]},
-                  reduce=["safl.clients=10", "safl.k=3", "data.max_train=2000"]),
+                  reduce=["safl.clients=10", "safl.delays=uniform", "safl.k=3", "data.max_train=2000"]),
     "cpu": dict(task="adult", seeds=[0], rounds=200, workers=1, target=0.98,
                 grids={"eta0": [0.01, 0.1, 0.2], "a": [0.001, 0.002, 0.005, 0.02], "m0": [0.0, 0.1, 0.5],
                        "k": [0.001, 0.2, 0.5]}, reduce=[]),
@@ -72,7 +76,9 @@ SETTINGS = {
 LISTS = {'seeds'}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
 S = settings
-show_settings(settings, profile)
+from fedlib.reporting.fedqs import SINGLE_TASKS, task_regime  # noqa: E402
+
+show_settings({**settings, "SAFL regime": task_regime(SINGLE_TASKS[S["task"]], S["reduce"])}, profile)
 
 # %%
 import matplotlib.pyplot as plt

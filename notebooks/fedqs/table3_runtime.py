@@ -69,7 +69,9 @@ SETTINGS = {
 LISTS = {'methods', 'seeds', 'tasks'}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
 S = settings
-show_settings(settings, profile)
+from fedlib.reporting.fedqs import tasks_regime  # noqa: E402
+
+show_settings({**settings, "SAFL regime": tasks_regime(S["tasks"], profile)}, profile)
 
 # %% [markdown]
 # Methods, tasks and the per-profile scale are Table 2's (`fedlib.reporting.fedqs`).

@@ -30,12 +30,17 @@
 #
 # **Why the upload semantics matter here.** With N = 200 at 1:50, or N = 100 at 1:20, clients upload
 # ~13.6–14 updates per tick while the server aggregates K = 10 per tick, so the buffer cannot keep up
-# (`fedlib safl schedule --clients 200 --k 10 --ratio 50`). With `safl.upload=snapshot` (fedlib's
-# default: each buffered entry is the update as uploaded) the waiting updates age without bound —
+# (`fedlib safl schedule --clients 200 --k 10 --ratio 50`). With `safl.upload=snapshot` (each
+# buffered entry is the update as uploaded) the waiting updates age without bound —
 # the staleness of what is aggregated keeps growing — and gradient aggregation (w ← w + mean Δ) adds
 # ever staler deltas. With `safl.upload=overwrite` a client's buffered entry is replaced by its newer
 # training, as the **official code's file buffer** does (one file per client, overwritten): staleness
 # stays bounded, most entries are replaced. Where uploads per tick exceed K this notebook runs both.
+#
+# **Delays.** Every system here draws uniform delays 1:ratio (`safl.delays=uniform`): `official-100`
+# holds exactly the official code's 100 delays (1..50), so it fits neither N = 50 / 200 nor the 1:20 /
+# 1:100 ratios. The other FedQS notebooks run `official-100` at N = 100. The default upload semantics of
+# every FedQS notebook is now `overwrite` (the official code's); this table keeps showing both.
 #
 # **Profiles**
 # - `smoke`: Adult, N = 5 (N50 scaled down) and N = 10 with ratio 1:100, K = 3, 5 rounds, both upload
@@ -58,7 +63,7 @@ task = None        # adult | cifar10
 alphas = None      # CIFAR-10 Dirichlet x values averaged over, e.g. [0.1, 0.5, 1.0]
 systems = None     # subset of the system settings: N50, N200, R20, R100
 methods = None     # subset of fedavg, fedqs-avg, fedsgd, fedqs-sgd
-uploads = None     # upload semantics to run: snapshot (fedlib default), overwrite (the official code's buffer)
+uploads = None     # upload semantics to run: snapshot, overwrite (the official code's buffer; the presets' default)
 seeds = None       # e.g. [0, 1, 2]
 rounds = None      # T; None keeps the profile default
 eval_every = None  # evaluate the global model every this many rounds
@@ -85,7 +90,8 @@ SETTINGS = {
 LISTS = {'alphas', 'seeds', 'systems', 'methods', 'uploads'}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
 S = settings
-show_settings(settings, profile)
+show_settings({**settings, "SAFL regime": f"upload={' and '.join(S['uploads'])} (each reported); delays=uniform "
+               "1:ratio in every system (official-100 holds 100 delays of 1:50)"}, profile)
 
 # %%
 import matplotlib.pyplot as plt
@@ -118,7 +124,7 @@ for system in S["systems"]:
         for upload in S["uploads"]:
             for data in data_variants:
                 for seed in S["seeds"]:
-                    cfgs.append(study.config(method, [f"safl.clients={n}", f"safl.ratio={ratio}",
+                    cfgs.append(study.config(method, [f"safl.clients={n}", "safl.delays=uniform", f"safl.ratio={ratio}",
                                                       f"safl.upload={upload}", *data, f"eval_every={S['eval_every']}"],
                                              seed))
                     cells.append((system, n, ratio, method, upload, data[0] if data else "", seed))

@@ -34,8 +34,13 @@
 # setting, and reports accuracy, convergence speed, oscillations and how much accuracy each scenario
 # costs relative to the static run.
 #
+# **The SAFL regime** (stated in the settings below): the official code's — `safl.upload=overwrite` (a
+# client's newer update replaces its queued one, so staleness stays bounded) and, with N = 100, the
+# official delay profile `official-100` (its largest delay is 50, so speed-change rescales it to 1:100);
+# with 10 clients (smoke) delays are uniform 1:50.
+#
 # **Profiles**
-# - `smoke`: Adult, 10 clients, K = 3, 5 rounds — seconds; the scenarios' events (rounds 100 / 200)
+# - `smoke`: Adult, 10 clients (uniform 1:50 delays), K = 3, 5 rounds — seconds; the scenarios' events (rounds 100 / 200)
 #   are never reached, only the pipeline is exercised.
 # - `cpu`: UCI Adult split by gender (FCN) **at the paper's scale** (100 clients, K = 10, T = 400, so
 #   both events happen), one seed; the static runs are Table 2's. Not the paper's CV task.
@@ -62,14 +67,16 @@ SCENARIOS = {"speed-change": "Scenario 1: ratio 1:50 → 1:100 at round 200",
              "dropout": "Scenario 3: 50% of clients leave at round 100"}
 SETTINGS = {
     "smoke": dict(task="adult", scenarios=list(SCENARIOS), seeds=[0], rounds=5, workers=1,
-                  reduce=["safl.clients=10", "safl.k=3", "data.max_train=2000"]),
+                  reduce=["safl.clients=10", "safl.delays=uniform", "safl.k=3", "data.max_train=2000"]),
     "cpu": dict(task="adult", scenarios=list(SCENARIOS), seeds=[0], rounds=400, workers=1, reduce=[]),
     "paper": dict(task="cifar10", scenarios=list(SCENARIOS), seeds=[0], rounds=400, workers=1, reduce=[]),
 }
 LISTS = {'scenarios', 'seeds'}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
 S = settings
-show_settings(settings, profile)
+from fedlib.reporting.fedqs import SINGLE_TASKS, task_regime  # noqa: E402
+
+show_settings({**settings, "SAFL regime": task_regime(SINGLE_TASKS[S["task"]], S["reduce"])}, profile)
 
 # %%
 import matplotlib.pyplot as plt
