@@ -139,6 +139,123 @@ RECORDED = {'engine-loop': {'loss': ['0x1.25bb800000000p+1', '0x1.243a5c8000000p
               'state': '-0x1.b2bd7376a8f80p+6'}}
 
 
+# ------------------------------------------------------------------------------ fp32: unchanged
+@pytest.mark.parametrize("name", ["engine-stacked", "engine-loop"])
+def test_fp32_engine_is_bit_identical_to_the_recorded_code(name):
+    assert engine_run(name.split("-")[1]) == RECORDED[name]
+    assert engine_run(name.split("-")[1], "fp32") == RECORDED[name]
+
+
+@pytest.mark.parametrize("name", SAFL_CASES)
+def test_fp32_safl_history_is_bit_identical_to_the_recorded_code(name):
+    assert safl_run(name, "fp32") == RECORDED[f"safl-{name}"]
+
+
+@pytest.mark.parametrize("name", SPLIT_CASES)
+def test_fp32_split_history_is_bit_identical_to_the_recorded_code(name):
+    assert split_run(name, "fp32") == RECORDED[f"split-{name}"]
+
+
+# ------------------------------------------------------------------------------ bf16: runs, trains
+def _eval_loss(model, state, ds) -> float:
+    from fedlib.train import evaluate
+
+    return float(evaluate(model, state, ds, split="train").loss)
+
+
+@pytest.mark.parametrize("model_name,backend", [("fcn", "stacked"), ("fcn", "loop"), ("cnn3", "stacked"),
+                                                ("cnn3", "loop")])
+def test_bf16_trains_and_differs_from_fp32(model_name, backend):
+    from fedlib.train import ClientTask, train_clients
+
+    if model_name == "fcn":
+        ds, model = _dataset("tabular", 400), build_model("fcn", 2, seed=1, in_features=11)
+        steps, lr = 30, 0.1
+    else:
+        ds, model = _dataset("image", 60), build_model("cnn3", 10, seed=1)
+        steps, lr = 12, 0.05
+    parts = [torch.arange(0, 40), torch.arange(5, 45)]
+    out = {}
+    for precision in ("fp32", "bf16"):
+        cfg = LocalConfig(lr=lr, momentum=0.9, batch_size=20, steps=steps, clip_norm=20.0, augment=False,
+                          precision=precision)
+        out[precision] = train_clients(model, model.state_dict(), ds, [ClientTask(c, p, cfg) for c, p in
+                                                                       enumerate(parts)], seed=0, backend=backend)
+    start = _eval_loss(model, model.state_dict(), ds)
+    for r16, r32 in zip(out["bf16"], out["fp32"]):
+        assert all(v.dtype == torch.float32 for v in r16.state.values())  # weights stay float32
+        assert all(v.dtype == torch.float32 for v in r16.opt_state["momentum_buffer"].values())
+        assert math.isfinite(r16.loss) and r16.loss != r32.loss
+        assert any(not torch.equal(r16.state[k], r32.state[k]) for k in r16.state)
+        if model_name == "fcn":  # a separable problem: the client's loss falls as under fp32
+            assert _eval_loss(model, r16.state, ds) < 0.8 * start
+            assert r16.loss == pytest.approx(r32.loss, rel=0.05)
+
+
+def test_bf16_runs_the_forward_in_bfloat16_and_fp32_does_not():
+    from fedlib.train import ClientTask, train_clients
+
+    # no dropout: its shape probe (dropout_specs) is a forward outside training
+    ds, model = _dataset("tabular", 80), build_model("fcn", 2, seed=1, in_features=11, dropout=0.0)
+    seen = []
+    model.head.register_forward_hook(lambda mod, inp, out: seen.append(out.dtype))
+    for precision in ("fp32", "bf16"):
+        seen.clear()
+        cfg = LocalConfig(batch_size=10, steps=2, precision=precision)
+        train_clients(model, None, ds, [ClientTask(0, torch.arange(40), cfg)], seed=0, backend="loop")
+        assert set(seen) == {torch.float32 if precision == "fp32" else torch.bfloat16}
+
+
+def test_bf16_safl_and_split_runs_differ_from_fp32():
+    assert safl_run("fedqs", "bf16", rounds=2)["state"] != RECORDED["safl-fedqs"]["state"]
+    for name in SPLIT_CASES:
+        r = split_run(name, "bf16", rounds=1)
+        assert r["state"] != RECORDED[f"split-{name}"]["state"] and all(math.isfinite(float.fromhex(v))
+                                                                       for v in r["loss"])
+
+
+def test_mixed_precisions_train_in_separate_groups_with_the_same_results():
+    from fedlib.train import ClientTask, train_clients
+
+    ds, model = _dataset("tabular", 200), build_model("fcn", 2, seed=1, in_features=11)
+    cfgs = [LocalConfig(batch_size=10, steps=3, precision=p) for p in ("bf16", "fp32", "bf16")]
+    parts = [torch.arange(c, 150, 3) for c in range(3)]
+    mixed = train_clients(model, None, ds, [ClientTask(c, parts[c], cfgs[c]) for c in range(3)], seed=0,
+                          backend="stacked")
+    for c in range(3):
+        alone = train_clients(model, None, ds, [ClientTask(c, parts[c], cfgs[c]), ClientTask(9, parts[c], cfgs[c])],
+                              seed=0, backend="stacked")[0]
+        assert all(torch.equal(mixed[c].state[k], alone.state[k]) for k in alone.state)
+
+
+# ------------------------------------------------------------------------------ errors
+def test_unknown_precision_and_unsupported_device_raise_clear_errors():
+    from fedlib.core.errors import FedlibError
+    from fedlib.experiments.config import RunConfig
+    from fedlib.train import ClientTask, train_clients
+    from fedlib.train.common import check_precision
+
+    with pytest.raises(FedlibError, match="precision 'fp16'"):
+        LocalConfig(precision="fp16").validate()
+    with pytest.raises(FedlibError, match="precision"):
+        RunConfig.from_preset("toy-smoke").with_overrides(["local.precision=half"])
+    assert RunConfig.from_preset("toy-smoke").with_overrides(["local.precision=bf16"]).local.precision == "bf16"
+    ds, model = _dataset("tabular", 40), build_model("fcn", 2, seed=1, in_features=11)
+    with pytest.raises(FedlibError, match="precision"):
+        train_clients(model, None, ds, [ClientTask(0, torch.arange(10), LocalConfig(precision="fp8"))], seed=0)
+    check_precision("bf16", "cpu")  # every CPU can (slowly without AMX/AVX512-BF16)
+    check_precision("fp32", "meta")
+    if not torch.cuda.is_available():
+        with pytest.raises(FedlibError, match="cannot run"):
+            check_precision("bf16", "cuda")
+    with pytest.raises(FedlibError, match="cannot run"):
+        check_precision("bf16", "meta")
+    with pytest.raises(FedlibError, match="one local precision"):
+        train_clients(model, None, ds, [ClientTask(c, torch.arange(10), LocalConfig(precision=p))
+                                        for c, p in enumerate(("fp32", "bf16"))], seed=0,
+                      hook=lambda *a: None)
+
+
 if __name__ == "__main__":
     import pprint
 

@@ -30,7 +30,7 @@ from torch import Tensor, nn
 from torch.func import functional_call, vmap
 
 from fedlib.train.buffers import StackedBuffers
-from fedlib.train.common import StateLayout, cross_entropy, regularised_loss
+from fedlib.train.common import StateLayout, autocast, cross_entropy, regularised_loss, upcast
 from fedlib.train.config import ClientResult
 from fedlib.train.direct import direct_losses, supports_direct
 from fedlib.train.optim import Hyper, adam_step, clip_by_total_norm, sgd_step
@@ -50,6 +50,7 @@ def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, strea
     template.train()
     configs = [t.config for t in tasks]
     optimizer = configs[0].optimizer
+    precision = configs[0].precision  # one per group (engine.train_clients groups by it)
     pnames, onames = layout.params, layout.others
     same_start = len({t.start for t in tasks}) == 1
 
@@ -108,16 +109,17 @@ def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, strea
             b = {k: sel(v) for k, v in B.items()}  # BN updates these in place (gathered: copies)
             leaves = {k: v.detach().requires_grad_(True) for k, v in p.items()}
             p0 = {k: sel(v) for k, v in P0.items()} if h.any_prox else None
-            if direct:
-                losses, ce = direct_losses(template, pnames, {**leaves, **b}, X, Y, M, p0,
-                                           h.prox_mu if h.any_prox else None, h.l2 if h.any_l2 else None)
-            else:
-                args = [leaves, b, X, Y, M]
-                if h.any_prox:
-                    args += [p0, h.prox_mu]
-                if h.any_l2:
-                    args.append(h.l2)
-                losses, ce = vloss(*args)
+            with autocast(precision, device):  # bf16: forward + loss in autocast, backward outside
+                if direct:
+                    losses, ce = direct_losses(template, pnames, {**leaves, **b}, X, Y, M, p0,
+                                               h.prox_mu if h.any_prox else None, h.l2 if h.any_l2 else None)
+                else:
+                    args = [leaves, b, X, Y, M]
+                    if h.any_prox:
+                        args += [p0, h.prox_mu]
+                    if h.any_l2:
+                        args.append(h.l2)
+                    losses, ce = vloss(*args)
             grads = torch.autograd.grad(losses.sum(), [leaves[k] for k in pnames])
             with torch.no_grad():
                 if h.any_clip:
@@ -234,7 +236,7 @@ def _client_losses(template: nn.Module, pnames, onames, prox: bool, l2: bool):
     def one(params, buffers, x, y, masks, *extra):
         with use_masks(masks):
             out = functional_call(template, (params, buffers), (x,))
-        ce = cross_entropy(out, y)
+        ce = cross_entropy(upcast(out), y)
         plist = [params[k] for k in pnames]
         i = 0
         mu = p0 = lam = None
