@@ -12,6 +12,7 @@ model are compared exactly (``float.hex``).
 from __future__ import annotations
 
 import math
+import warnings
 
 import pytest
 import torch
@@ -243,7 +244,9 @@ def test_unknown_precision_and_unsupported_device_raise_clear_errors():
     ds, model = _dataset("tabular", 40), build_model("fcn", 2, seed=1, in_features=11)
     with pytest.raises(FedlibError, match="precision"):
         train_clients(model, None, ds, [ClientTask(0, torch.arange(10), LocalConfig(precision="fp8"))], seed=0)
-    check_precision("bf16", "cpu")  # every CPU can (slowly without AMX/AVX512-BF16)
+    with warnings.catch_warnings():  # every CPU can (slowly, with a warning, without AMX/AVX512-BF16)
+        warnings.simplefilter("ignore")
+        check_precision("bf16", "cpu")
     check_precision("fp32", "meta")
     if not torch.cuda.is_available():
         with pytest.raises(FedlibError, match="cannot run"):
@@ -254,6 +257,20 @@ def test_unknown_precision_and_unsupported_device_raise_clear_errors():
         train_clients(model, None, ds, [ClientTask(c, torch.arange(10), LocalConfig(precision=p))
                                         for c, p in enumerate(("fp32", "bf16"))], seed=0,
                       hook=lambda *a: None)
+
+
+
+def test_bf16_on_a_cpu_without_native_bfloat16_warns(monkeypatch):
+    import fedlib.train.common as common
+
+    monkeypatch.setattr(common, "cpu_has_native_bf16", lambda: False)
+    with pytest.warns(UserWarning, match="emulated"):
+        common.check_precision("bf16", "cpu")
+    monkeypatch.setattr(common, "cpu_has_native_bf16", lambda: True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        common.check_precision("bf16", "cpu")
+        common.check_precision("fp32", "cpu")
 
 
 if __name__ == "__main__":

@@ -163,7 +163,10 @@ def measure(model: str = "fcn", clients: int = 10, steps: int | None = None, bat
         "auto": auto,
     }
     if precision == "bf16":  # time per image bf16 / fp32, same clients, interleaved
+        from fedlib.train.common import cpu_has_native_bf16
+
         out["bf16_over_fp32"] = {b: med[f"{b}+bf16"] / med[b] for b in backends}
+        out["cpu_native_bf16"] = cpu_has_native_bf16() if dev.type == "cpu" else None
     if "loop" in med and "stacked" in med:
         out["stacked_over_loop"] = med["loop"] / med["stacked"]
         best = min(med[b] for b in backends)
@@ -268,6 +271,8 @@ def _format(r: dict) -> str:
     if "stacked_over_loop" in r:
         lines.append(f"  stacked/loop speed ratio: {r['stacked_over_loop']:.2f}x")
         lines.append(f"  auto -> {r['auto']} ({100 * r['auto_slowdown']:+.1f}% vs the faster backend)")
+    if r.get("cpu_native_bf16") is not None:
+        lines.append(f"  CPU computes bf16 natively (AMX-BF16 / AVX512-BF16): {r['cpu_native_bf16']}")
     for b, ratio in r.get("bf16_over_fp32", {}).items():
         lines.append(f"  {b}: bf16/fp32 time per image {ratio:.2f} (bf16 {1 / ratio:.2f}x the fp32 speed)")
     if "fedlib_over_torch" in r:

@@ -4,6 +4,7 @@ the local-precision context."""
 from __future__ import annotations
 
 import contextlib
+import warnings
 from dataclasses import dataclass
 
 import torch
@@ -87,8 +88,10 @@ def resolve_starts(model: nn.Module, starts, layout: StateLayout, device: torch.
 def check_precision(precision: str, device) -> None:
     """Reject ``precision="bf16"`` on a device that cannot run bfloat16 autocast, before any work.
 
-    CPU: always accepted (torch has bfloat16 kernels for every CPU; with AMX-BF16 / AVX512-BF16
-    they are fast, without them slow but correct) [D]. CUDA: needs native bfloat16
+    CPU: always accepted (torch has bfloat16 kernels for every CPU) [D], with a warning when the
+    CPU has neither AMX-BF16 nor AVX512-BF16 (:func:`cpu_has_native_bf16`): bfloat16 is then
+    emulated, correct but slower than fp32 (measured 6.5x slower for cnn3 on an AVX2-only AMD
+    EPYC, ``benchmarks/README.md``). CUDA: needs native bfloat16
     (``torch.cuda.is_bf16_supported(including_emulation=False)``, compute capability >= 8.0).
     Any other device type: needs torch's autocast for it.
     """
@@ -102,6 +105,15 @@ def check_precision(precision: str, device) -> None:
     if not ok:
         raise FedlibError(f"local.precision={precision!r} needs bfloat16 autocast, which device {dev} cannot run",
                           "use local.precision=fp32 on this device (or a GPU of compute capability >= 8.0)")
+    if dev.type == "cpu" and not cpu_has_native_bf16():
+        warnings.warn("local.precision='bf16' on a CPU without AMX-BF16 or AVX512-BF16: bfloat16 is emulated, "
+                      "correct but slower than fp32 (use local.precision=fp32 here)", UserWarning, stacklevel=3)
+
+
+def cpu_has_native_bf16() -> bool:
+    """Whether this CPU computes bfloat16 natively (AMX-BF16 tiles or AVX512-BF16)."""
+    probes = (getattr(torch.cpu, "_is_amx_tile_supported", None), getattr(torch.cpu, "_is_avx512_bf16_supported", None))
+    return any(bool(p()) for p in probes if p is not None)
 
 
 def autocast(precision: str, device):
