@@ -516,3 +516,33 @@ def test_stacked_results_do_not_share_storage():
     w = res[0].state["head.weight"]
     assert w.untyped_storage().nbytes() == w.numel() * w.element_size()
     assert res[0].opt_state["momentum_buffer"]["head.weight"].untyped_storage().nbytes() == w.numel() * 4
+
+
+@pytest.mark.parametrize("name,optimizer", [("fcn", "sgd"), ("fcn", "adam"), ("cnn3", "sgd")])
+def test_stacked_compaction_equals_the_gather_scatter_path_bit_for_bit(name, optimizer):
+    """Without a hook the stacked backend drops finished clients' rows once (speed only); with a
+    (no-op) hook it gathers and scatters the active rows every lock-step as before. Clients of
+    unequal sizes (one with no step) finish at different lock-steps: the results are identical."""
+    g = torch.Generator().manual_seed(0)
+    if name == "fcn":
+        x = torch.randn(400, 11, generator=g)
+        ds = FedDataset("s", "tabular", x, (x[:, 0] > 0).long(), x[:40], (x[:40, 0] > 0).long(), 2)
+        model, sizes = build_model("fcn", 2, seed=1, in_features=11), [37, 120, 0, 64, 95]
+    else:
+        x = torch.randint(0, 256, (120, 3, 32, 32), dtype=torch.uint8, generator=g)
+        y = torch.randint(0, 10, (120,), generator=g)
+        ds = FedDataset("s", "image", x, y, x[:20], y[:20], 10)
+        model, sizes = build_model("cnn3", 10, seed=1), [9, 30, 0, 17]
+    cfgs = [LocalConfig(lr=0.05 + 0.01 * c, momentum=0.5 if optimizer == "sgd" else 0.0, optimizer=optimizer,
+                        batch_size=8, epochs=2, drop_last=c % 2 == 0, clip_norm=3.0 if c % 2 else None,
+                        prox_mu=0.01 * (c % 2)) for c in range(len(sizes))]
+    tasks = [ClientTask(c, torch.arange(sizes[c]) + c, cfgs[c]) for c in range(len(sizes))]
+    fast = train_clients(model, None, ds, tasks, seed=3, backend="stacked")
+    ref = train_clients(model, None, ds, tasks, seed=3, backend="stacked", hook=lambda *a: None)
+    for a, b in zip(fast, ref):
+        assert a.steps == b.steps and (a.loss == b.loss or (math.isnan(a.loss) and math.isnan(b.loss)))
+        assert all(torch.equal(a.state[k], b.state[k]) for k in b.state)
+        assert (a.opt_state is None) == (b.opt_state is None)
+        for kind, per in (b.opt_state or {}).items():
+            assert per == a.opt_state[kind] if kind == "step" else all(torch.equal(v, a.opt_state[kind][n])
+                                                                       for n, v in per.items())

@@ -60,3 +60,13 @@ def test_unknown_baseline_is_refused():
 
     with pytest.raises(FedlibError, match="unknown baseline"):
         measure("fcn", clients=1, steps=1, batch_size=2, repeats=1, baseline="jax")
+
+
+def test_bf16_is_timed_interleaved_with_fp32_and_the_ratio_reported(capsys):
+    r = measure("fcn", clients=2, steps=2, batch_size=5, repeats=1, backends=("loop",), precision="bf16")
+    assert set(r["seconds"]) == {"loop", "loop+bf16"}
+    assert r["bf16_over_fp32"] == {"loop": r["seconds"]["loop+bf16"] / r["seconds"]["loop"]}
+    rc = main(["bench", "engine", "--model", "cnn3", "--clients", "1", "--steps", "1", "--batch-size", "2",
+               "--repeats", "1", "--precision", "bf16", "--backend", "loop"])
+    assert rc == 0
+    assert "loop: bf16/fp32 time per image" in capsys.readouterr().out

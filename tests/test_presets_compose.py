@@ -42,11 +42,9 @@ from fedlib.experiments.rehash import legacy_config_hash, scheme_hashes, with_ne
 
 SNAPSHOT = json.loads((Path(__file__).parent / "data" / "preset_snapshot.json").read_text())
 OLD = SNAPSHOT["presets"]
-
-
 def _completed(old: dict, cfg) -> dict:
     """The snapshot's config with the fields added since at their neutral values (the table
-    ``fedlib results rehash`` uses; e.g. issue 18's SMoFi ``options.weighting``)."""
+    ``fedlib results rehash`` uses; e.g. issue 17's ``local.precision``, issue 18's SMoFi ``options.weighting``)."""
     return with_neutral_fields(old, reference=cfg.to_dict())
 
 

@@ -36,7 +36,10 @@ __all__ = ["NEUTRAL_FIELDS", "legacy_config_hash", "scheme_hashes", "rehash_stor
 # config missing exactly these fields (and reading back with them at these values) is unchanged.
 # Extend it when a field is added to RunConfig or an algorithm's options (e.g. "local.precision").
 # A field counts only where the current config has it (``options.weighting`` is SMoFi's alone).
-NEUTRAL_FIELDS: dict[str, object] = {"options.weighting": "uniform"}  # issue 18: SMoFi's staleness weighting
+NEUTRAL_FIELDS: dict[str, object] = {
+    "local.precision": "fp32",        # issue 17: fp32 is the training path of before, bit for bit
+    "options.weighting": "uniform",   # issue 18: SMoFi's staleness weighting
+}
 
 
 def _sha_json(payload) -> str:

@@ -203,6 +203,7 @@ def mod1_similarity(
     vector: str = "delta",
     similarity: str = "cosine",
     keys: Sequence[str] | None = None,
+    cache: dict | None = None,
 ) -> float:
     """Mod① (paper §3.2): local-global gradient update similarity s_i of one client.
 
@@ -219,6 +220,10 @@ def mod1_similarity(
     qualifying layer for the angle) — callers treat NaN as "no new value".
 
     Inputs may be states (``dict[str, Tensor]``) or plain tensors.
+
+    ``cache`` (speed only): a dict the caller keeps while ``global_new``/``global_prev`` stay the
+    same objects; the pseudo-global gradient and its squared norm per entry are computed once
+    there and reused for every client (the same tensors, so the same numbers).
     """
     check_choice("Mod① vector", vector, VECTORS)
     check_choice("similarity", similarity, SIMILARITIES)
@@ -226,10 +231,28 @@ def mod1_similarity(
     if keys is None:
         keys = float_keys(g_new)
 
+    if cache is not None and not (cache.get("new") is global_new and cache.get("prev") is global_prev
+                                  and cache.get("vector") == vector):
+        cache.clear()
+        cache.update(new=global_new, prev=global_prev, vector=vector, lg={}, aa={})
+
     def lg(k: str) -> Tensor:  # the pseudo-global gradient of one entry (float32, on its device)
+        if cache is not None and k in cache["lg"]:
+            return cache["lg"][k]
         if vector == "delta":
-            return g_new[k].detach().float() - g_prev[k].detach().float()
-        return g_prev[k].detach().float()
+            v = g_new[k].detach().float() - g_prev[k].detach().float()
+        else:
+            v = g_prev[k].detach().float()
+        if cache is not None:
+            cache["lg"][k] = v
+        return v
+
+    def aa(k: str, a: Tensor) -> Tensor:  # ‖L_g‖² of one entry (float32)
+        if cache is None:
+            return torch.dot(a, a)
+        if k not in cache["aa"]:
+            cache["aa"][k] = torch.dot(a, a)
+        return cache["aa"][k]
 
     if similarity == "angle":
         angle_keys = [k for k in keys if ("weight" in k or "bias" in k)] or list(keys)
@@ -240,7 +263,7 @@ def mod1_similarity(
     for k in keys:
         a, b = lg(k).reshape(-1), local[k].detach().reshape(-1).to(g_new[k].device, torch.float32)
         if similarity == "cosine":
-            parts = torch.stack([torch.dot(a, b), torch.dot(a, a), torch.dot(b, b)])
+            parts = torch.stack([torch.dot(a, b), aa(k, a), torch.dot(b, b)])
         elif similarity == "euclidean":
             parts = torch.stack([(a - b).square().sum()])
         else:
@@ -682,6 +705,7 @@ class FedQS(Strategy):
         self._rows: list[dict] = []
         self._keys: list[str] | None = None
         self._val_cache: dict[int, Tensor] = {}
+        self._mod1_cache: dict = {}  # speed only: L_g of the two newest globals (mod1_similarity)
         self._frozen = (float("nan"), float("nan"))  # (s̄, d̄) after the last aggregation
         self.last_weights: Tensor | None = None
 
@@ -698,7 +722,7 @@ class FedQS(Strategy):
         self._lr = torch.full((self.n,), self._eta0(ctx), dtype=torch.float64)
         self._sim = torch.full((self.n,), float("nan"), dtype=torch.float64)
         self._flags = torch.zeros(self.n, dtype=torch.bool)
-        self._pending, self._rows, self._val_cache = {}, [], {}
+        self._pending, self._rows, self._val_cache, self._mod1_cache = {}, [], {}, {}
         self._frozen = (float("nan"), float("nan"))
         if o.momentum:
             opt = getattr(ctx.base_local, "optimizer", "sgd")
@@ -752,6 +776,7 @@ class FedQS(Strategy):
                     vector=self.options.mod1_vector,
                     similarity=self.options.similarity,
                     keys=self._param_keys(ctx, hist[-1]),
+                    cache=self._mod1_cache,
                 )
                 del self._pending[c]
                 if not math.isnan(s):
@@ -922,7 +947,11 @@ class FedQS(Strategy):
     def _dividers(self) -> tuple[float, float]:
         """(s̄, d̄) of the current similarity table: s̄ the mean s [P], d̄ the code's mean
         distance over d > 0 [C] (:func:`distance_mean`)."""
-        return _nanmean(self._sim), distance_mean(self._sim)
+        key = self._sim.numpy().tobytes()  # speed only: the table changes far less often than it is read
+        cached = getattr(self, "_div_cache", None)
+        if cached is None or cached[0] != key:
+            cached = self._div_cache = (key, (_nanmean(self._sim), distance_mean(self._sim)))
+        return cached[1]
 
     # -- persistence / records ---------------------------------------------------------------
     def client_rows(self) -> list[dict]:
@@ -949,6 +978,7 @@ class FedQS(Strategy):
         self._pending = {int(c): {k: v.clone() for k, v in s.items()} for c, s in d["pending"].items()}
         self._rows = [dict(r) for r in d["rows"]]
         self._val_cache = {}
+        self._mod1_cache = {}
 
 
 def _local_config(base, lr: float, momentum: float):

@@ -198,6 +198,9 @@ class SplitTrainer:
         self.local = local
         self.per_round, self.seed, self.eval_every = k, int(seed), int(eval_every)
         self.device = resolve_device(device)
+        from fedlib.train.common import check_precision
+
+        check_precision(local.precision, self.device)  # bf16 on a device without it: clear error
         self.backend = backend
 
         self.dataset, self.parts = dataset, list(parts)

@@ -114,6 +114,15 @@ def _regularise_and_clip(cparams, sparams, cstart, sstart, local) -> None:
                                        float(local.clip_norm))
 
 
+def _precise(module: nn.Module, local, x: Tensor) -> nn.Module:
+    """``module`` as the step runs it: itself in fp32, its forward under bfloat16 autocast for
+    ``local.precision="bf16"`` (outputs back in float32, backward outside autocast;
+    :func:`fedlib.train.common.precision_wrap`)."""
+    from fedlib.train.common import precision_wrap
+
+    return precision_wrap(module, getattr(local, "precision", "fp32"), x.device)
+
+
 def _load(module: nn.Module, state: State) -> None:
     module.load_state_dict({k: state[k] for k in module.state_dict()}, strict=True)
 
@@ -196,7 +205,8 @@ def train_split_clients(client_part: nn.Module, server_part: nn.Module, start: S
             x, y = next(its[j])
             copt[j].zero_grad(set_to_none=True)
             sopt[j].zero_grad(set_to_none=True)
-            loss, _ = split_forward_backward(clients[j], servers[j], x, y, loss_fn)
+            loss, _ = split_forward_backward(_precise(clients[j], local, x), _precise(servers[j], local, x), x, y,
+                                             loss_fn)
             _regularise_and_clip([p for _, p in cnamed[j]], [p for _, p in snamed[j]],
                                  cstart, sstart, local)
             copt[j].step()
@@ -255,7 +265,7 @@ def train_sflv2_round(client_part: nn.Module, server_part: nn.Module, start: Sta
         for x, y in batches[j]:
             copt.zero_grad(set_to_none=True)
             sopt.zero_grad(set_to_none=True)
-            loss, _ = split_forward_backward(cp, server, x, y, loss_fn)
+            loss, _ = split_forward_backward(_precise(cp, local, x), _precise(server, local, x), x, y, loss_fn)
             _regularise_and_clip([p for _, p in cn], [p for _, p in sn], cstart, sstart, local)
             copt.step()
             sopt.step()

@@ -1,7 +1,8 @@
 """``fedlib bench engine``: the loop and stacked backends on the same clients, in one run.
 
     fedlib bench engine --model {fcn,lstm,cnn,cnn3,resnet18} --clients N [--steps S] [--batch-size B]
-                        [--threads T] [--repeats R] [--device D] [--memory] [--baseline torch] [--json]
+                        [--threads T] [--repeats R] [--device D] [--memory] [--baseline torch]
+                        [--precision {fp32,bf16}] [--backend {loop,stacked,both}] [--json]
 
 Every backend trains the same N clients (FedQS-style local training: SGD, per-client lr and
 momentum, clip 20, batch 50, augmentation on for images) for S lock-steps on synthetic data of
@@ -16,7 +17,10 @@ clients, batches, augmentation and clipping) and prints fedlib's ``auto`` sample
 the cost of evaluating one image (forward only, :func:`fedlib.train.evaluate`) over the cost of
 one training image. ``--memory``: peak memory of each backend for 100 FCN clients (CPU: sampled peak of the C heap
 in use; CUDA: ``torch.cuda.max_memory_allocated``). A benchmark reports; no test
-asserts a time.
+asserts a time. ``--precision bf16``: every backend is also timed with ``local.precision=bf16``
+(bfloat16 autocast), interleaved with its fp32 run on the same clients, and the ratio of the
+time per image bf16/fp32 is printed (below 1: bf16 is faster). ``--backend``: time only one
+backend (e.g. ``loop`` for the conv nets, whose ``auto`` choice on CPU it is).
 """
 
 from __future__ import annotations
@@ -54,14 +58,14 @@ def synthetic_dataset(model: str, n: int, device="cpu", seed: int = 0):
     return FedDataset(f"synthetic-{model}", kind, x, y, x[:m].clone(), y[:m].clone(), k).to(device)
 
 
-def bench_tasks(clients: int, steps: int, batch_size: int):
+def bench_tasks(clients: int, steps: int, batch_size: int, precision: str = "fp32"):
     """``clients`` clients of ``steps * batch_size`` samples each, FedQS-like settings."""
     from fedlib.train import ClientTask, LocalConfig
 
     n = steps * batch_size
     return [ClientTask(c, torch.arange(c * n, (c + 1) * n),
                        LocalConfig(lr=0.01 * (1 + c / clients), momentum=0.1 + 0.4 * c / clients,
-                                   batch_size=batch_size, steps=steps, clip_norm=20.0))
+                                   batch_size=batch_size, steps=steps, clip_norm=20.0, precision=precision))
             for c in range(clients)]
 
 
@@ -100,9 +104,10 @@ def _sync(device: torch.device) -> None:
 
 def measure(model: str = "fcn", clients: int = 10, steps: int | None = None, batch_size: int = 50,
             threads: int | None = 1, repeats: int = 3, device: str = "cpu",
-            backends=("loop", "stacked"), baseline: str | None = None) -> dict:
+            backends=("loop", "stacked"), baseline: str | None = None, precision: str = "fp32") -> dict:
     """Time ``backends`` (and, with ``baseline="torch"``, :func:`plain_torch_train`) on the same
-    clients, interleaved, median of ``repeats``; a result dict."""
+    clients, interleaved, median of ``repeats``; a result dict. ``precision="bf16"``: each backend
+    also in bf16 (key ``"<backend>+bf16"``), and ``bf16_over_fp32`` the time ratios."""
     from fedlib.models import build_model
     from fedlib.train import choose_backend, train_clients
 
@@ -117,7 +122,13 @@ def measure(model: str = "fcn", clients: int = 10, steps: int | None = None, bat
     tasks = bench_tasks(clients, steps, batch_size)
     warm = bench_tasks(clients, 1, batch_size)
     check(baseline in (None, "torch"), f"unknown baseline {baseline!r}", "use --baseline torch")
+    check(precision in ("fp32", "bf16"), f"unknown precision {precision!r}", "use --precision fp32 or bf16")
     runners = {b: (lambda b=b: train_clients(net, start, ds, tasks, seed=0, backend=b)) for b in backends}
+    if precision == "bf16":
+        tasks16, warm16 = bench_tasks(clients, steps, batch_size, "bf16"), bench_tasks(clients, 1, batch_size, "bf16")
+        for b in backends:
+            runners[f"{b}+bf16"] = lambda b=b: train_clients(net, start, ds, tasks16, seed=0, backend=b)
+            train_clients(net, start, ds, warm16, seed=0, backend=b)
     if baseline == "torch":
         runners["torch"] = lambda: plain_torch_train(model, start, ds, tasks)
     for b in backends:  # lazy initialisation, allocator warm-up
@@ -151,9 +162,14 @@ def measure(model: str = "fcn", clients: int = 10, steps: int | None = None, bat
         "samples_per_s": {b: samples / t for b, t in med.items()},
         "auto": auto,
     }
+    if precision == "bf16":  # time per image bf16 / fp32, same clients, interleaved
+        from fedlib.train.common import cpu_has_native_bf16
+
+        out["bf16_over_fp32"] = {b: med[f"{b}+bf16"] / med[b] for b in backends}
+        out["cpu_native_bf16"] = cpu_has_native_bf16() if dev.type == "cpu" else None
     if "loop" in med and "stacked" in med:
         out["stacked_over_loop"] = med["loop"] / med["stacked"]
-        best = min(med.values())
+        best = min(med[b] for b in backends)
         out["auto_slowdown"] = med[auto] / best - 1.0 if auto in med else None
     if baseline == "torch" and auto in med:
         out["fedlib_over_torch"] = med["torch"] / med[auto]
@@ -255,6 +271,10 @@ def _format(r: dict) -> str:
     if "stacked_over_loop" in r:
         lines.append(f"  stacked/loop speed ratio: {r['stacked_over_loop']:.2f}x")
         lines.append(f"  auto -> {r['auto']} ({100 * r['auto_slowdown']:+.1f}% vs the faster backend)")
+    if r.get("cpu_native_bf16") is not None:
+        lines.append(f"  CPU computes bf16 natively (AMX-BF16 / AVX512-BF16): {r['cpu_native_bf16']}")
+    for b, ratio in r.get("bf16_over_fp32", {}).items():
+        lines.append(f"  {b}: bf16/fp32 time per image {ratio:.2f} (bf16 {1 / ratio:.2f}x the fp32 speed)")
     if "fedlib_over_torch" in r:
         lines.append(f"  fedlib ({r['auto']}) / plain PyTorch loop speed ratio: {r['fedlib_over_torch']:.2f}x")
         lines.append(f"  evaluation cost per image / training cost per image: "
@@ -284,8 +304,9 @@ def _check_args(args) -> None:
 
 def _cmd_engine(args) -> int:
     _check_args(args)
+    backends = ("loop", "stacked") if args.backend == "both" else (args.backend,)
     r = measure(args.model, args.clients, args.steps, args.batch_size, args.threads, args.repeats, args.device,
-                baseline=args.baseline)
+                backends=backends, baseline=args.baseline, precision=args.precision)
     if args.memory:
         r.update(measure_memory(100, 5, args.batch_size, args.device, args.threads))
     print(json.dumps(r, indent=2) if args.json else _format(r))
@@ -308,6 +329,10 @@ def register(subparsers) -> None:
     e.add_argument("--memory", action="store_true", help="also peak memory of each backend, 100 FCN clients")
     e.add_argument("--baseline", choices=["torch"], default=None,
                    help="also time a plain PyTorch training loop on the same clients (and evaluation)")
+    e.add_argument("--precision", choices=["fp32", "bf16"], default="fp32",
+                   help="bf16: also time every backend with local.precision=bf16 and print bf16/fp32")
+    e.add_argument("--backend", choices=["loop", "stacked", "both"], default="both",
+                   help="the backend(s) to time (default both)")
     e.add_argument("--json", action="store_true")
     e.set_defaults(func=_cmd_engine)
     p.set_defaults(func=lambda args: (p.print_help(), 1)[1])

@@ -19,8 +19,10 @@ from torch import Tensor
 from fedlib.core.errors import FedlibError, check, check_choice
 
 OPTIMIZERS = ("sgd", "adam", "adamw")
+#: local-training arithmetic (``LocalConfig.precision``): fp32 throughout, or bfloat16 autocast
+PRECISIONS = ("fp32", "bf16")
 
-__all__ = ["OPTIMIZERS", "LocalConfig", "ClientTask", "ClientResult"]
+__all__ = ["OPTIMIZERS", "PRECISIONS", "LocalConfig", "ClientTask", "ClientResult"]
 
 
 def _is_int(v) -> bool:
@@ -57,6 +59,14 @@ class LocalConfig:
     trainable parameters. ``clip_norm``: the client's total gradient 2-norm is clipped to this
     value each step (``torch.nn.utils.clip_grad_norm_``), before the optimizer adds
     ``weight_decay``.
+
+    ``precision`` (issue 17, speed only; neither paper fixes it): ``"fp32"`` (default; every
+    operation in float32 as before the option existed, bit for bit) or ``"bf16"``: the local
+    forward pass and the loss run under ``torch.autocast(dtype=torch.bfloat16)`` on the training
+    device (CPU or CUDA), the backward pass outside it (as torch's autocast documentation
+    prescribes); parameters, gradients, optimizer state, clipping and the model update stay
+    float32, and so does evaluation [D] (accuracies are measured the same way under either
+    precision). See :func:`fedlib.train.common.autocast`.
     """
 
     lr: float = 0.01
@@ -74,6 +84,7 @@ class LocalConfig:
     prox_mu: float = 0.0
     l2_in_loss: float = 0.0
     augment: bool = True
+    precision: str = "fp32"
 
     def validate(self) -> "LocalConfig":
         """Raise :class:`FedlibError` for any invalid value; return ``self`` when all is well."""
@@ -116,6 +127,9 @@ class LocalConfig:
         check(_is_real(self.l2_in_loss) and self.l2_in_loss >= 0,
               f"l2_in_loss must be a number >= 0, got {self.l2_in_loss!r}")
         check(isinstance(self.augment, bool), f"augment must be True or False, got {self.augment!r}")
+        check(self.precision in PRECISIONS,
+              f"unknown local precision {self.precision!r}",
+              f"use one of: {', '.join(PRECISIONS)} (fp32: bit-reproducible; bf16: bfloat16 autocast)")
         return self
 
     def num_steps(self, num_samples: int) -> int:

@@ -15,6 +15,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor, nn
 
+from fedlib.train.common import upcast
 from fedlib.train.stream import MaskDropout
 
 __all__ = ["supports_direct", "direct_losses"]
@@ -30,6 +31,10 @@ class _StackedLinear(torch.autograd.Function):
 
     @staticmethod
     def forward(ctx, x, w, b):
+        dev = x.device.type
+        if torch.is_autocast_enabled(dev):  # local.precision=bf16: cast here so the backward
+            dt = torch.get_autocast_dtype(dev)  # (run outside autocast) sees the same dtypes
+            x, w, b = x.to(dt), w.to(dt), (None if b is None else b.to(dt))
         ctx.save_for_backward(x, w)
         ctx.has_bias = b is not None
         wt = w.transpose(1, 2)
@@ -89,7 +94,7 @@ def _forward(module: nn.Module, prefix: str, params: dict[str, Tensor], x: Tenso
 def direct_losses(template: nn.Module, pnames, params: dict[str, Tensor], x: Tensor, y: Tensor, masks: list,
                   p0: dict | None, mu: Tensor | None, l2: Tensor | None) -> tuple[Tensor, Tensor]:
     """Per-client (regularised loss, cross-entropy), ``[C]`` each, for batches ``x [C, B, ...]``."""
-    out = _forward(template, "", params, x, masks, [0])
+    out = upcast(_forward(template, "", params, x, masks, [0]))
     c, k = out.shape[0], out.shape[-1]
     ce = F.cross_entropy(out.reshape(-1, k), y.reshape(-1), reduction="none").view(c, -1).mean(1)
     loss = ce

@@ -12,7 +12,7 @@ from torch import nn
 
 from fedlib.core.errors import check, check_choice
 from fedlib.train.allocator import tune_malloc
-from fedlib.train.common import StateLayout, resolve_starts
+from fedlib.train.common import StateLayout, check_precision, resolve_starts
 from fedlib.train.config import ClientResult, ClientTask, _is_int, validate_init_opt_state, validate_tasks
 from fedlib.train.loop import train_loop
 from fedlib.train.stacked import train_stacked
@@ -90,8 +90,13 @@ def train_clients(model: nn.Module, starts, dataset, tasks: list[ClientTask], *,
         kinds = {t.config.optimizer for t in tasks}
         check(len(kinds) == 1, f"a hook needs one optimizer for the whole group, got {sorted(kinds)}",
               "train groups with different optimizers in separate calls")
+        precisions = {t.config.precision for t in tasks}
+        check(len(precisions) == 1, f"a hook needs one local precision for the whole group, got {sorted(precisions)}",
+              "train groups with different precisions in separate calls")
     data_device = _data_device(dataset)
     device = torch.device(device) if device is not None else data_device
+    for precision in sorted({t.config.precision for t in tasks}):
+        check_precision(precision, device)
     layout = StateLayout.of(model)
     shapes = {n: tuple(p.shape) for n, p in model.named_parameters() if n in set(layout.params)}
     for t in tasks:
@@ -107,13 +112,14 @@ def train_clients(model: nn.Module, starts, dataset, tasks: list[ClientTask], *,
     streams = [ClientStream(t, seed, round, data_device, float_dtype) for t in tasks]
     if backend == "loop":
         return train_loop(template, start_states, dataset, tasks, streams, layout, device, hook)
-    by_opt: dict[str, list[int]] = {}
+    by_opt: dict[tuple[str, str], list[int]] = {}
     for i, t in enumerate(tasks):
-        by_opt.setdefault(t.config.optimizer, []).append(i)
+        by_opt.setdefault((t.config.optimizer, t.config.precision), []).append(i)
     if len(by_opt) == 1:
         return train_stacked(template, start_states, dataset, tasks, streams, layout, device, hook)
-    # different optimizers keep different state: one stack each (a client's result is independent
-    # of its group mates, so this changes nothing but the grouping)
+    # different optimizers keep different state, different precisions run different arithmetic:
+    # one stack each (a client's result is independent of its group mates, so this changes nothing
+    # but the grouping)
     out: list[ClientResult | None] = [None] * len(tasks)
     for members in by_opt.values():
         res = train_stacked(template, start_states, dataset, [tasks[i] for i in members],

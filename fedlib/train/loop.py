@@ -20,7 +20,7 @@ import torch
 from torch import nn
 
 from fedlib.train.buffers import KINDS, LoopBuffers
-from fedlib.train.common import StateLayout, cross_entropy, regularised_loss
+from fedlib.train.common import StateLayout, autocast, cross_entropy, regularised_loss, upcast
 from fedlib.train.config import ClientResult, LocalConfig
 from fedlib.train.stream import ClientStream, dropout_specs, has_dropout, use_masks
 
@@ -80,9 +80,9 @@ def train_loop(template: nn.Module, starts: list[dict], dataset, tasks, streams:
             x, y = stream.next_batch(dataset, device)
             x = to_format(x, fmt)
             masks = stream.masks(dropout_specs(template, x, spec_cache), device) if drop else []
-            with use_masks(masks):
+            with autocast(cfg.precision, device), use_masks(masks):  # bf16: forward in autocast
                 out = m(x)
-            ce = cross_entropy(out, y)
+            ce = cross_entropy(upcast(out), y)
             plist = [named[c][n] for n in layout.params]
             loss = regularised_loss(ce, plist, start_params[c], cfg.prox_mu or None, cfg.l2_in_loss or None)
             opt.zero_grad(set_to_none=True)

@@ -30,7 +30,7 @@ from torch import Tensor, nn
 from torch.func import functional_call, vmap
 
 from fedlib.train.buffers import StackedBuffers
-from fedlib.train.common import StateLayout, cross_entropy, regularised_loss
+from fedlib.train.common import StateLayout, autocast, cross_entropy, regularised_loss, upcast
 from fedlib.train.config import ClientResult
 from fedlib.train.direct import direct_losses, supports_direct
 from fedlib.train.optim import Hyper, adam_step, clip_by_total_norm, sgd_step
@@ -50,6 +50,7 @@ def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, strea
     template.train()
     configs = [t.config for t in tasks]
     optimizer = configs[0].optimizer
+    precision = configs[0].precision  # one per group (engine.train_clients groups by it)
     pnames, onames = layout.params, layout.others
     same_start = len({t.start for t in tasks}) == 1
 
@@ -93,12 +94,19 @@ def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, strea
     float_dtype = streams[0].float_dtype
 
     max_steps = max(s.steps for s in streams)
+    rows = list(range(C))  # the clients the working stacks hold, in order (see _Retired)
+    retired = _Retired()
     for tau in range(max_steps):
         active = [c for c in range(C) if streams[c].active]
+        if hook is None and len(active) < len(rows):  # speed only: drop finished clients' rows once
+            P, B, opt, step_count, loss_sum, P0, h_all = retired.retire(rows, active, P, B, opt, step_count,
+                                                                        loss_sum, P0, h_all, device)
+            rows = active
+        pos = {c: i for i, c in enumerate(rows)}
         for members, X, Y, M in _group_batches(template, dataset, streams, active, merged, drop, spec_cache,
                                                device, float_dtype):
-            full = len(members) == C
-            idx = None if full else torch.tensor(members, device=device)
+            full = len(members) == len(rows)
+            idx = None if full else torch.tensor([pos[c] for c in members], device=device)
 
             def sel(t: Tensor) -> Tensor:
                 return t if idx is None else t.index_select(0, idx)
@@ -108,16 +116,17 @@ def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, strea
             b = {k: sel(v) for k, v in B.items()}  # BN updates these in place (gathered: copies)
             leaves = {k: v.detach().requires_grad_(True) for k, v in p.items()}
             p0 = {k: sel(v) for k, v in P0.items()} if h.any_prox else None
-            if direct:
-                losses, ce = direct_losses(template, pnames, {**leaves, **b}, X, Y, M, p0,
-                                           h.prox_mu if h.any_prox else None, h.l2 if h.any_l2 else None)
-            else:
-                args = [leaves, b, X, Y, M]
-                if h.any_prox:
-                    args += [p0, h.prox_mu]
-                if h.any_l2:
-                    args.append(h.l2)
-                losses, ce = vloss(*args)
+            with autocast(precision, device):  # bf16: forward + loss in autocast, backward outside
+                if direct:
+                    losses, ce = direct_losses(template, pnames, {**leaves, **b}, X, Y, M, p0,
+                                               h.prox_mu if h.any_prox else None, h.l2 if h.any_l2 else None)
+                else:
+                    args = [leaves, b, X, Y, M]
+                    if h.any_prox:
+                        args += [p0, h.prox_mu]
+                    if h.any_l2:
+                        args.append(h.l2)
+                    losses, ce = vloss(*args)
             grads = torch.autograd.grad(losses.sum(), [leaves[k] for k in pnames])
             with torch.no_grad():
                 if h.any_clip:
@@ -164,7 +173,61 @@ def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, strea
             hook(tau, act, bufs)
             opt = bufs.state  # set() replaces tensors, never mutates them
 
+    if retired.stacks is not None:
+        P, B, opt, step_count, loss_sum = retired.finish(rows, P, B, opt, step_count, loss_sum, device)
     return _results(tasks, streams, starts, layout, P, B, opt, step_count, mom_pos, loss_sum, same_start)
+
+
+class _Retired:
+    """Finished clients' rows, kept out of the working stacks (speed only, no hook).
+
+    Clients only ever finish (τ ≥ their steps), so once one has, its parameters, buffers,
+    optimizer state, step count and loss sum are final. Without a hook, instead of gathering the
+    active rows (``index_select``) and scattering them back (``index_copy``) at every lock-step
+    (the partial-group path), the working stacks are compacted to the active clients once, when
+    the active set shrinks, and the finished rows are written to full-size stacks here. A step
+    then computes on exactly the tensors the partial path would gather (the same rows in the same
+    order, freshly allocated), so every result is bit-identical; only the copies are saved.
+    """
+
+    def __init__(self):
+        self.stacks = None  # (P, B, opt, step_count, loss_sum), full size
+
+    @staticmethod
+    def _write(full: Tensor, ids: Tensor, work: Tensor, pos: Tensor) -> Tensor:
+        return full.index_copy(0, ids, work.index_select(0, pos))
+
+    def _store(self, ids, pos, P, B, opt, step_count, loss_sum):
+        fP, fB, fopt, fstep, floss = self.stacks
+        fP = {k: self._write(fP[k], ids, v, pos) for k, v in P.items()}
+        fB = {k: self._write(fB[k], ids, v, pos) for k, v in B.items()}
+        fopt = {kind: {k: self._write(fopt[kind][k], ids, v, pos) for k, v in per.items()} for kind, per in opt.items()}
+        self.stacks = (fP, fB, fopt, self._write(fstep, ids, step_count, pos), self._write(floss, ids, loss_sum, pos))
+
+    def retire(self, rows, active, P, B, opt, step_count, loss_sum, P0, h, device):
+        """Store the rows of ``rows`` not in ``active``; the working state compacted to ``active``."""
+        keep = set(active)
+        gone = [i for i, c in enumerate(rows) if c not in keep]
+        if self.stacks is None:  # rows are still every client: the stacks themselves are full size
+            self.stacks = (dict(P), dict(B), {kind: dict(per) for kind, per in opt.items()}, step_count, loss_sum)
+        else:
+            self._store(torch.tensor([rows[i] for i in gone], device=device), torch.tensor(gone, device=device),
+                        P, B, opt, step_count, loss_sum)
+        idx = torch.tensor([i for i, c in enumerate(rows) if c in keep], device=device)
+
+        def sel(t: Tensor) -> Tensor:
+            return t.index_select(0, idx)
+
+        return ({k: sel(v) for k, v in P.items()}, {k: sel(v) for k, v in B.items()},
+                {kind: {k: sel(v) for k, v in per.items()} for kind, per in opt.items()}, sel(step_count),
+                sel(loss_sum), None if P0 is None else {k: sel(v) for k, v in P0.items()}, h.take(idx))
+
+    def finish(self, rows, P, B, opt, step_count, loss_sum, device):
+        """The full-size stacks, with the still-working rows ``rows`` written in."""
+        if rows:
+            self._store(torch.tensor(rows, device=device), torch.arange(len(rows), device=device),
+                        P, B, opt, step_count, loss_sum)
+        return self.stacks
 
 
 def _batch_draws_nothing(dataset, augment_flags, data_device) -> dict:
@@ -234,7 +297,7 @@ def _client_losses(template: nn.Module, pnames, onames, prox: bool, l2: bool):
     def one(params, buffers, x, y, masks, *extra):
         with use_masks(masks):
             out = functional_call(template, (params, buffers), (x,))
-        ce = cross_entropy(out, y)
+        ce = cross_entropy(upcast(out), y)
         plist = [params[k] for k in pnames]
         i = 0
         mu = p0 = lam = None
