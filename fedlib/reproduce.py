@@ -81,8 +81,19 @@ def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "pyth
     return time.perf_counter() - start
 
 
+def status_of(out: Path, rel: str, entry: dict) -> str:
+    """An index entry's status as the README shows it: ``done`` becomes ``stale`` when the notebook
+    in ``notebooks/`` has changed since that report was executed (its source hash differs), so a
+    reader never takes an old report for the current code's."""
+    book = out.parent.parent / "notebooks" / rel
+    if entry["status"] == "done" and book.exists() and entry.get("key", {}).get("source") != _sha(book):
+        return "stale: executed from an earlier source of the notebook"
+    return entry["status"]
+
+
 def write_index(out: Path, profile: str, index: dict) -> Path:
-    """``reports/<profile>/README.md``: per notebook, status, time and its paper-vs-measured table."""
+    """``reports/<profile>/README.md``: per notebook, status (``stale`` where the notebook changed
+    since; :func:`status_of`), time and its paper-vs-measured table."""
     lines = [
         f"# fedlib reports — profile `{profile}`",
         "",
@@ -98,10 +109,14 @@ def write_index(out: Path, profile: str, index: dict) -> Path:
         mins = f"{entry.get('seconds', float('nan')) / 60:.1f}" if "seconds" in entry else ""
         extra = entry.get("key", {}).get("params")
         shown = f"{rel} ({', '.join(f'{k}={v}' for k, v in extra.items())})" if extra else rel
-        lines.append(f"| [{shown}]({rel}) | {entry['status']} | {mins} | {entry.get('finished', '')} |")
+        lines.append(f"| [{shown}]({rel}) | {status_of(out, rel, entry)} | {mins} | {entry.get('finished', '')} |")
     for rel, entry in sorted(index.items()):
         table = out / Path(rel).parent / (Path(rel).stem + ".comparison.csv")
         lines += ["", f"## {rel}", ""]
+        if status_of(out, rel, entry).startswith("stale"):
+            lines += [f"**Stale:** this report was executed ({entry.get('finished', '')}) from an earlier "
+                      f"source of the notebook; its numbers are that version's. Re-run "
+                      f"`fedlib reproduce --profile {profile} --only {rel}` for the current one.", ""]
         if entry["status"] != "done":
             lines.append(f"Not finished: {entry.get('error', entry['status'])}")
         elif table.exists():

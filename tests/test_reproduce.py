@@ -100,3 +100,19 @@ def test_apply_knobs_overrides_parses_and_listifies():
     assert out == {"tasks": ["adult"], "rounds": 40, "seeds": [3], "preset": "a"}
     assert defaults["tasks"] == ["adult-gender"]  # the profile's defaults are not modified
     assert apply_knobs({"preset": "a"}, {"preset": "b"}) == {"preset": "b"}  # strings stay strings
+
+
+def test_index_marks_a_report_stale_when_its_notebook_changed(tmp_path):
+    from fedlib.reproduce import write_index
+
+    root = _project(tmp_path)
+    index = reproduce("smoke", root=root)
+    out = root / "reports" / "smoke"
+    assert "stale" not in (out / "README.md").read_text()
+    book = nbformat.read(root / "notebooks" / "demo.ipynb", as_version=4)
+    book.cells[0].source = "# demo, edited"
+    nbformat.write(book, root / "notebooks" / "demo.ipynb")
+    write_index(out, "smoke", index)
+    readme = (out / "README.md").read_text()
+    assert "| stale: executed from an earlier source of the notebook |" in readme
+    assert "**Stale:**" in readme and "--only demo.ipynb" in readme
