@@ -226,6 +226,8 @@ base = RunConfig.from_preset(S["preset"])
 cfg = base.with_overrides([
     f"safl.clients={S['clients']}", f"safl.k={S['k']}", f"rounds={S['rounds']}", f"seed={S['seed']}",
     f"data.max_train={'null' if S['max_train'] is None else S['max_train']}",
+    # the preset's official delay profile holds exactly 100 delays; other N draw uniform 1:50 delays
+    *([] if S["clients"] == 100 else ["safl.delays=uniform"]),
 ])
 # a run at the preset's (paper) scale is labelled so, and shared with the table notebooks
 paper_scale = (cfg.safl.clients, cfg.safl.k, cfg.rounds, cfg.data.max_train) == \
