@@ -87,7 +87,6 @@ def test_jupytext_config_lives_in_the_repository():
     tomllib.loads(text)
 
 
-@pytest.mark.xfail(reason="reports/ are re-executed by the integrator after issue 20", strict=False)
 def test_no_report_carries_a_tqdm_warning_or_a_venv_path():
     offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "reports").rglob("*.ipynb")
                  if re.search(r"TqdmWarning|IProgress not found|site-packages|/\.venv/", p.read_text())]
