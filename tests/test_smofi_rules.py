@@ -1,8 +1,6 @@
 """SMoFi's staleness rule as named options (issue 18): normaliser × weighting × stale, each
 against a fused buffer computed by hand; the defaults reproduce the old rule bit for bit."""
 
-import os
-from pathlib import Path
 
 import pytest
 import torch
@@ -128,26 +126,9 @@ def test_options_reachable_from_a_run_config_and_hashed():
         RunConfig.from_preset("smofi-cifar10-cpu", ["options.weighting=data"])
 
 
-def test_trainer_passes_the_round_sizes_to_the_hook():
-    import dataclasses
-
-    from fedlib.data import load_dataset, make_partition
-    from fedlib.split.algorithms import build_trainer
-
-    shared = Path(__file__).resolve().parents[2] / "shared" / "data"
-    root = os.environ.get("FEDLIB_DATA") or str(shared)
-    try:
-        ds = load_dataset("cifar10", root=root, cache_dir=os.environ.get("FEDLIB_CACHE"))
-    except FedlibError as e:  # pragma: no cover - data not available
-        pytest.skip(f"CIFAR-10 not available: {e}")
-    ds = dataclasses.replace(ds, train_x=ds.train_x[:96], train_y=ds.train_y[:96],
-                             test_x=ds.test_x[:32], test_y=ds.test_y[:32], meta={})
-    parts = make_partition("dirichlet", ds, 4, 0, alpha=0.5)
-    cfg = RunConfig.from_preset("smofi-cifar10-cpu", [
-        "options.weighting=samples", "model.name=cnn", "model.cut=conv1", "split.clients=4",
-        "split.per_round=2", "rounds=1", "device=cpu", "backend=loop", "checkpoint_every=0",
-        "local.batch_size=8", "data.max_train=null", "data.max_test=null"])
-    t = build_trainer(cfg, dataset=ds, parts=parts)
+def test_trainer_passes_the_round_sizes_to_the_hook(tiny_smofi_trainer):
+    t = tiny_smofi_trainer(["options.weighting=samples"])
+    parts = tiny_smofi_trainer.parts
     t.run_round()
     sel = t.selected(0)
     assert t.addon.engine_hook.sizes.tolist() == [len(parts[c]) for c in sel]

@@ -1,10 +1,7 @@
 """SMoFi staleness modes, index readings and the Adam/AdamW fusion rule (issue 12, parts 2–3)."""
 
 import copy
-import dataclasses
-import os
 import warnings
-from pathlib import Path
 
 import pytest
 import torch
@@ -17,7 +14,6 @@ from fedlib.split.smofi import (FirstMomentOnlyWarning, SMoFiHook, SMoFiOptions,
 from fedlib.train.buffers import LoopBuffers
 
 torch.set_num_threads(1)
-_SHARED = Path(__file__).resolve().parents[2] / "shared" / "data"
 
 # a hand-built fusion step: 5 selected clients, τ = 6 (fedlib's 0-based index)
 C, TAU = 5, 6
@@ -266,25 +262,8 @@ def test_options_reachable_from_the_smofi_preset():
         RunConfig.from_preset("smofi-cifar10-cpu", ["options.stale_index=from2"])
 
 
-def test_options_reach_the_trainers_hook():
-    from fedlib.data import load_dataset, make_partition
-    from fedlib.split.algorithms import build_trainer
-
-    root = os.environ.get("FEDLIB_DATA") or str(_SHARED)
-    cache = os.environ.get("FEDLIB_CACHE") or str(Path(__file__).resolve().parents[1] / "data" /
-                                                  "cache")
-    try:
-        ds = load_dataset("cifar10", root=root, cache_dir=cache)
-    except FedlibError as e:  # pragma: no cover - data not available
-        pytest.skip(f"CIFAR-10 not available: {e}")
-    ds = dataclasses.replace(ds, train_x=ds.train_x[:96], train_y=ds.train_y[:96],
-                             test_x=ds.test_x[:32], test_y=ds.test_y[:32], meta={})
-    parts = make_partition("dirichlet", ds, 4, 0, alpha=0.5)
-    cfg = RunConfig.from_preset("smofi-cifar10-cpu", [
-        "options.stale=drop", "options.stale_index=from0", "model.name=cnn", "model.cut=conv1",
-        "split.clients=4", "split.per_round=2", "rounds=1", "device=cpu", "backend=loop",
-        "checkpoint_every=0", "local.batch_size=8", "data.max_train=null", "data.max_test=null"])
-    t = build_trainer(cfg, dataset=ds, parts=parts)
+def test_options_reach_the_trainers_hook(tiny_smofi_trainer):
+    t = tiny_smofi_trainer(["options.stale=drop", "options.stale_index=from0"])
     hook = t.addon.engine_hook
     assert (hook.options.stale, hook.options.stale_index) == ("drop", "from0")
     t.run_round()
