@@ -4,6 +4,8 @@ Each notebook is run with ``-p profile <profile>``; runs inside it come from the
 re-run reuses finished experiments. A notebook that finished with an unchanged source is skipped
 (``--force`` re-runs it), so an interrupted batch resumes where it stopped. Afterwards
 ``reports/<profile>/README.md`` indexes every notebook: paper vs measured, and how long it took.
+A notebook run with extra parameters (``-p 'tasks=[cifar10-x0.5]'``) is a *variant*: its report
+files carry the parameters in their names (:func:`variant_of`), beside the full report.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from fedlib import __version__
 from fedlib.core.errors import FedlibError
 from fedlib.core.progress import PROGRESS_ENV
 from fedlib.reporting import markdown_table, project_root, resolve_profile
+from fedlib.reporting.paths import VARIANT_ENV
 from fedlib.core.utils import atomic_write_bytes
 
 INDEX_JSON = "index.json"
@@ -42,6 +45,24 @@ def find_notebooks(root: Path, only: list[str] | None = None) -> list[Path]:
     return books
 
 
+def variant_of(params: dict | None) -> str:
+    """The file-name tag of a run with extra parameters: ``{"tasks": ["cifar10-x0.5"]}`` ->
+    ``".tasks-cifar10-x0.5"``; ``""`` without parameters (the full report)."""
+    import re
+
+    def flat(value) -> str:
+        return "+".join(map(flat, value)) if isinstance(value, (list, tuple)) else str(value)
+
+    tag = "".join(f".{key}-{flat(value)}" for key, value in sorted((params or {}).items()))
+    return re.sub(r"[^A-Za-z0-9._+-]", "-", tag)
+
+
+def report_rel(rel: str, params: dict | None) -> str:
+    """Where the executed notebook ``rel`` (relative to ``notebooks/``) lands in ``reports/<profile>/``."""
+    book = Path(rel)
+    return str(book.with_name(book.stem + variant_of(params) + book.suffix))
+
+
 def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
@@ -58,11 +79,11 @@ def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "pyth
     """Run one notebook with papermill; return its wall time in seconds."""
     import papermill as pm
 
-    rel = book.relative_to(root / "notebooks")
-    target = out / rel
+    rel = str(book.relative_to(root / "notebooks"))
+    target = out / report_rel(rel, params)
     target.parent.mkdir(parents=True, exist_ok=True)
-    # the kernel inherits these: where reports go, and plain-text progress (fedlib.core.progress)
-    env = {"FEDLIB_REPORT_DIR": str(out),
+    # the kernel inherits these: where reports go, their names' variant tag, plain-text progress
+    env = {"FEDLIB_REPORT_DIR": str(out), VARIANT_ENV: variant_of(params),
            PROGRESS_ENV: os.environ.get(PROGRESS_ENV) or "text"}
     before = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
@@ -74,7 +95,7 @@ def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "pyth
         )
     finally:
         for key, value in before.items():
-            if value is None:
+            if not value:
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
@@ -85,7 +106,7 @@ def status_of(out: Path, rel: str, entry: dict) -> str:
     """An index entry's status as the README shows it: ``done`` becomes ``stale`` when the notebook
     in ``notebooks/`` has changed since that report was executed (its source hash differs), so a
     reader never takes an old report for the current code's."""
-    book = out.parent.parent / "notebooks" / rel
+    book = out.parent.parent / "notebooks" / entry.get("notebook", rel)
     if entry["status"] == "done" and book.exists() and entry.get("key", {}).get("source") != _sha(book):
         return "stale: executed from an earlier source of the notebook"
     return entry["status"]
@@ -108,7 +129,7 @@ def write_index(out: Path, profile: str, index: dict) -> Path:
     for rel, entry in sorted(index.items()):
         mins = f"{entry.get('seconds', float('nan')) / 60:.1f}" if "seconds" in entry else ""
         extra = entry.get("key", {}).get("params")
-        shown = f"{rel} ({', '.join(f'{k}={v}' for k, v in extra.items())})" if extra else rel
+        shown = f"{entry.get('notebook', rel)} ({', '.join(f'{k}={v}' for k, v in extra.items())})" if extra else rel
         lines.append(f"| [{shown}]({rel}) | {status_of(out, rel, entry)} | {mins} | {entry.get('finished', '')} |")
     for rel, entry in sorted(index.items()):
         table = out / Path(rel).parent / (Path(rel).stem + ".comparison.csv")
@@ -116,7 +137,8 @@ def write_index(out: Path, profile: str, index: dict) -> Path:
         if status_of(out, rel, entry).startswith("stale"):
             lines += [f"**Stale:** this report was executed ({entry.get('finished', '')}) from an earlier "
                       f"source of the notebook; its numbers are that version's. Re-run "
-                      f"`fedlib reproduce --profile {profile} --only {rel}` for the current one.", ""]
+                      f"`fedlib reproduce --profile {profile} --only {entry.get('notebook', rel)}"
+                      f"{_param_flags(entry)}` for the current one.", ""]
         if entry["status"] != "done":
             lines.append(f"Not finished: {entry.get('error', entry['status'])}")
         elif table.exists():
@@ -140,7 +162,8 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
     books = find_notebooks(root, only)
     bar = progress_bar(books, desc=f"reproduce [{profile}]", unit="notebook")
     for book in bar:
-        rel = str(book.relative_to(root / "notebooks"))
+        source = str(book.relative_to(root / "notebooks"))
+        rel = report_rel(source, params)
         bar.set_postfix_str(rel)
         key = {"source": _sha(book), "fedlib": __version__, "params": params or {}}
         entry = index.get(rel, {})
@@ -148,10 +171,11 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
             continue
         try:
             seconds = execute(book, root, out, profile, params=params)
-            index[rel] = {"status": "done", "seconds": round(seconds, 1), "key": key,
+            index[rel] = {"status": "done", "seconds": round(seconds, 1), "key": key, "notebook": source,
                           "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")}
         except Exception as err:  # noqa: BLE001 — a failing notebook must not stop the batch
-            index[rel] = {"status": "failed", "key": key, "error": f"{type(err).__name__}: {err}"[:500]}
+            index[rel] = {"status": "failed", "key": key, "notebook": source,
+                          "error": f"{type(err).__name__}: {err}"[:500]}
             print(f"fedlib reproduce: {rel} failed: {index[rel]['error']}", file=sys.stderr)
             if not keep_going:
                 raise
@@ -160,6 +184,11 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
     index = _load_index(out)
     write_index(out, profile, index)
     return index
+
+
+def _param_flags(entry: dict) -> str:
+    """`` -p 'KEY=VALUE'`` for each extra parameter an index entry ran with (YAML/JSON values)."""
+    return "".join(f" -p '{k}={json.dumps(v)}'" for k, v in entry.get("key", {}).get("params", {}).items())
 
 
 def _record(out: Path, rel: str, entry: dict) -> dict:

@@ -116,3 +116,25 @@ def test_index_marks_a_report_stale_when_its_notebook_changed(tmp_path):
     readme = (out / "README.md").read_text()
     assert "| stale: executed from an earlier source of the notebook |" in readme
     assert "**Stale:**" in readme and "--only demo.ipynb" in readme
+
+
+def test_a_run_with_parameters_is_a_variant_beside_the_full_report(tmp_path):
+    from fedlib.reproduce import report_rel, variant_of
+
+    assert variant_of({"tasks": ["cifar10-x0.5", "adult"]}) == ".tasks-cifar10-x0.5+adult"
+    assert variant_of({}) == "" and report_rel("fedqs/t2.ipynb", None) == "fedqs/t2.ipynb"
+    root = _project(tmp_path)
+    reproduce("smoke", root=root)
+    index = reproduce("smoke", root=root, params={"tasks": ["x1"]})
+    out = root / "reports" / "smoke"
+    assert index["demo.ipynb"]["status"] == "done"  # the full report is kept
+    variant = index["demo.tasks-x1.ipynb"]
+    assert variant["status"] == "done" and variant["notebook"] == "demo.ipynb"
+    assert (out / "demo.ipynb").exists() and (out / "demo.tasks-x1.ipynb").exists()
+    assert (out / "demo.comparison.csv").exists() and (out / "demo.tasks-x1.comparison.csv").exists()
+    readme = (out / "README.md").read_text()
+    assert "[demo.ipynb (tasks=['x1'])](demo.tasks-x1.ipynb)" in readme
+    (root / "notebooks" / "demo.ipynb").write_text((root / "notebooks" / "demo.ipynb").read_text() + " ")
+    reproduce("smoke", root=root, params={"tasks": ["x2"]})
+    stale = (out / "README.md").read_text()
+    assert "--only demo.ipynb -p 'tasks=[\"x1\"]'" in stale  # the variant is stale, named with its flags

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from fedlib.reporting.paths import report_dir
+from fedlib.reporting.paths import report_file
 
 
 def save_figure(fig, name: str, profile: str, group: str = "") -> Path:
-    path = report_dir(profile, group) / f"{name}.png"
+    path = report_file(profile, group, name, ".png")
     fig.savefig(path, dpi=110, bbox_inches="tight")
     return path
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from fedlib.reporting.paths import report_dir
+from fedlib.reporting.paths import report_file
 
 COMPARISON_COLUMNS = ["table", "setting", "metric", "paper", "measured", "profile", "note"]
 
@@ -43,7 +43,7 @@ def comparison(rows: list[dict], profile: str) -> pd.DataFrame:
 
 def save_comparison(df: pd.DataFrame, name: str, profile: str, group: str = "") -> Path:
     """Write the notebook's paper-vs-measured table where ``fedlib reproduce`` collects it."""
-    path = report_dir(profile, group) / f"{name}.comparison.csv"
+    path = report_file(profile, group, name, ".comparison.csv")
     tmp = path.with_suffix(".tmp")
     df.to_csv(tmp, index=False)
     os.replace(tmp, path)
