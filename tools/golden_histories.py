@@ -29,7 +29,7 @@ TIMING = ("wall_time", "time", "seconds")  # column / key name fragments that me
 VARIANTS = {
     "fedqs-avg-adult-gender-smoke": [
         ["options.fidelity=official"], ["options.similarity=angle"], ["options.similarity=euclidean"],
-        ["options.local_update=train"], ["safl.upload=snapshot"], ["safl.mode=sync"],
+        ["options.local_update=aggregated"], ["safl.upload=snapshot"], ["safl.mode=sync"],
         ["options.momentum=false"], ["options.feedback=false", "options.adapt_lr=false"],
     ],
     "fedqs-sgd-adult-gender-smoke": [
@@ -41,7 +41,7 @@ VARIANTS = {
     "fedavg-adult-gender-smoke": [["safl.mode=sync"], ["safl.upload=snapshot"]],
     "fedbuff-adult-gender-smoke": [["safl.mode=sync"]],
     "smofi-cifar10-smoke": [
-        ["options.stale=drop"], ["options.renormalise=true"], ["options.weighting=data"],
+        ["options.stale=drop"], ["options.renormalise=true"], ["options.weighting=samples"],
         ["options.carry_momentum=true"], ["options.stale_index=from0"], ["backend=loop"],
     ],
 }
