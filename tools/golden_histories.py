@@ -20,11 +20,16 @@ import argparse
 import hashlib
 import json
 import os
+import re
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
 
-TIMING = ("wall_time", "time", "seconds")  # column / key name fragments that measure time
+HOST_TIME = re.compile(r"^time_|wall|seconds|_share$|^files$")  # host-time measurements (files: csv checksums)
+
+
+def _timing(name: str) -> bool:
+    return bool(HOST_TIME.search(str(name)))
 
 VARIANTS = {
     "fedqs-avg-adult-gender-smoke": [
@@ -52,7 +57,7 @@ def _sha(obj) -> str:
 
 
 def _table(df) -> str:
-    keep = [c for c in df.columns if not any(t in c for t in TIMING)]
+    keep = [c for c in df.columns if not _timing(c)]
     return _sha(df[keep].to_dict("records")) if len(df) else "empty"
 
 
@@ -79,7 +84,7 @@ def _one(job) -> tuple[str, dict]:
             res = run(cfg, store=store, progress=False)
     except FedlibError as e:  # an option this preset does not have: recorded, not fatal
         return name, {"error": str(e).splitlines()[0]}
-    summary = {k: v for k, v in res.summary.items() if not any(t in k for t in TIMING) and k != "fedlib"}
+    summary = {k: v for k, v in res.summary.items() if not _timing(k) and k != "fedlib"}
     return name, {"hash": res.config_hash[:16], "history": _table(res.history),
                   "clients": _table(res.clients), "summary": _sha(summary)}
 
