@@ -210,3 +210,31 @@ def test_schedule_cli_reports_the_regime(capsys):
     assert main(["safl", "schedule", "--clients", "100", "--ratio", "20"]) == 0
     text = capsys.readouterr().out
     assert "uploads per tick vs K = 10: the buffer CANNOT keep up" in text and "backlog" in text
+
+
+def test_sync_round_cost_and_streams(monkeypatch):
+    """Synchronous mode: one engine call per round with its K drawn clients, random streams keyed
+    on the round index, and cost_time grows by the largest step count of the K (spec §1)."""
+    import fedlib.safl.simulator as simmod
+    from fedlib.safl.schedule import SyncClock
+
+    calls, real = [], simmod.train_clients
+
+    def spy(model, state, ds, tasks, **kw):
+        res = real(model, state, ds, tasks, **kw)
+        calls.append((kw["round"], [t.client_id for t in tasks], max(int(r.steps) for r in res)))
+        return res
+
+    monkeypatch.setattr(simmod, "train_clients", spy)
+    delays = [1, 2, 3, 4, 2]
+    sim = SAFLSimulator(nn.Linear(11, 2), dataset(), [torch.arange(i, 180, 5 + i) for i in range(5)],
+                        FedSGD(), k=2, delays=delays, local=LocalConfig(lr=0.05, batch_size=10, epochs=1),
+                        rounds=4, mode="sync")
+    assert isinstance(sim.clock, SyncClock) and sim.mode == "sync"
+    rows, _ = run_all(sim)
+    draws = [SyncClock(delays, 2).draw(r) for r in range(4)]
+    assert [(c[0], c[1]) for c in calls] == list(enumerate(draws))
+    costs = [r["cost_time"] for r in rows]
+    assert costs == [float(sum(c[2] for c in calls[: i + 1])) for i in range(4)]
+    assert len({c[2] for c in calls}) > 1 or len(set(map(tuple, draws))) == 1  # parts differ in size
+    assert sim.summary()["ticks"] == rows[-1]["tick"] + 1 and sim.summary()["local_trainings"] == 8

@@ -183,3 +183,59 @@ def test_schedule_cli_json(capsys):
     assert out["ticks"] == replay(make_delays("official-100", 100), 10, 400)["ticks"]
     assert out["snapshot"]["staleness_mean"] > 3 * out["overwrite"]["staleness_mean"]
     assert main(["safl", "schedule", "--delays", "official-100", "--clients", "50"]) == 2
+
+
+def test_sync_clock_rounds_by_hand():
+    """SyncClock (spec §1, Table 1): K clients drawn from stream (seed, "safl-sync", round), all
+    start at the round's first tick from version = round, aggregated together at start + max r;
+    the next round starts one tick later."""
+    from fedlib.core.utils import generator
+    from fedlib.safl.schedule import MODES, SyncClock, make_clock
+
+    delays, k, seed = [1, 2, 3, 4, 2], 2, 7
+    clock = make_clock("sync", delays, k, "overwrite", "none", seed)
+    assert isinstance(clock, SyncClock) and isinstance(make_clock("semi-async", delays, k), Clock)
+    assert MODES == ("semi-async", "sync") and clock.name == "sync" and not clock.buffered
+    start, seen = 0, set()
+    for r in range(6):
+        want = sorted(torch.randperm(5, generator=generator(seed, "safl-sync", r))[:k].tolist())
+        assert clock.draw(r) == want and clock.tick == start and clock.stream_round(start) == r
+        ev = clock.begin_tick()
+        assert [t.to_list() for t in ev.starts] == \
+            [[r * k + j, c, start, start + delays[c], r] for j, c in enumerate(want)]
+        assert ev.uploads == ev.starts and clock.ready() and clock.n_trainings == (r + 1) * k
+        assert clock.live_ids() == {r * k, r * k + 1} and not clock.inflight
+        agg = clock.aggregate()
+        end = start + max(delays[c] for c in want)  # the round lasts as long as its slowest client
+        assert (agg.round, agg.tick, agg.uploaded, agg.content) == (r, end, ev.starts, ev.starts)
+        assert clock.round == r + 1 and clock.buffer == [] and clock.live_ids() == set()
+        clock.end_tick()
+        start = end + 1
+        seen.add(tuple(want))
+    assert len(seen) > 1  # the draw changes with the round
+    assert clock.tick == start and clock.current_delays() == delays
+
+
+def test_sync_clock_checkpoint_and_errors():
+    from fedlib.safl.schedule import SyncClock, make_clock
+
+    clock = SyncClock([1, 3, 2], 2, seed=1)
+    for _ in range(3):
+        clock.begin_tick(), clock.aggregate(), clock.end_tick()  # noqa: B018
+    # the simulator checkpoint (format 1): tick in "sync_tick", the idle semi-async clock in "clock"
+    ck = clock.checkpoint()
+    assert ck["sync_tick"] == clock.tick and ck["clock"] == Clock([1, 3, 2], 2).state_dict()
+    clone = SyncClock([1, 3, 2], 2, seed=1)
+    clone.restore({**ck, "round": 3})
+    assert clone.state_dict() == clock.state_dict() == {"tick": clock.tick, "round": 3}
+    again = SyncClock([1, 3, 2], 2, seed=1)
+    again.load_state_dict(json.loads(json.dumps(clock.state_dict())))
+    assert [t.to_list() for t in again.begin_tick().starts] == [t.to_list() for t in clone.begin_tick().starts]
+    with pytest.raises(FedlibError, match="all its K"):
+        again.aggregate([0])
+    with pytest.raises(FedlibError, match="semi-asynchronous clock only"):
+        SyncClock([1, 2], 1, scenario="dropout")
+    with pytest.raises(FedlibError, match="safl.k"):
+        SyncClock([1, 2], 3)
+    with pytest.raises(FedlibError, match="unknown SAFL mode"):
+        make_clock("async", [1, 2], 1)

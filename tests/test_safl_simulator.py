@@ -161,3 +161,24 @@ def test_runner_end_to_end_with_checkpoints(tmp_path):
     assert 0 <= res.summary["bookkeeping_share"] < 1
     again = run(cfg, store=tmp_path, progress=False)
     assert again.cached and again.history["accuracy"].tolist() == res.history["accuracy"].tolist()
+
+
+def test_simulator_has_no_mode_branches():
+    """The mode is turned into a clock object once (schedule.make_clock); the simulator asks the
+    clock, never compares a mode string (issue 21 item 3)."""
+    import ast
+    import inspect
+
+    tree = ast.parse(inspect.getsource(fedlib.safl.simulator))
+
+    def mode_like(node):
+        return (isinstance(node, ast.Constant) and node.value in ("sync", "semi-async")) or \
+            (isinstance(node, ast.Attribute) and node.attr == "mode") or \
+            (isinstance(node, ast.Name) and node.id == "mode")
+
+    bad = [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Compare)
+           and any(mode_like(x) for x in [node.left, *node.comparators])]
+    bad += [node.lineno for node in ast.walk(tree) if isinstance(node, ast.Match)]
+    assert bad == [], f"mode compares at lines {bad}"
+    too_long = [n.name for n in ast.walk(tree) if isinstance(n, ast.FunctionDef) and n.end_lineno - n.lineno >= 80]
+    assert too_long == []

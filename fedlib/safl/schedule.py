@@ -43,6 +43,14 @@ Dynamic scenarios (Table 6; the official code has none — these are fedlib's de
     clients (fraction 0.5), the first of randperm(N) from the stream (seed, "safl-dropout"), leave
     for good: they never start again and their in-flight training is lost (never uploaded);
     updates they already uploaded stay in the buffer. Requires N − floor(fraction·N) >= K.
+
+Synchronous clock (:class:`SyncClock`, spec §1, for Table 1)
+-------------------------------------------------------------
+Each round K clients are drawn uniformly without replacement (stream (seed, "safl-sync", round)),
+all start at the round's first tick t from the current global model (version = round) and are
+aggregated together at its last tick t + max_j r_j (the slowest of them); the next round starts at
+the tick after. Staleness is always 0 and there is no buffer, so the upload semantics and the
+scenarios do not apply. :func:`make_clock` maps a mode of :data:`MODES` to its clock.
 """
 
 from __future__ import annotations
@@ -116,6 +124,17 @@ class Aggregation:
     left: list[int] = field(default_factory=list)  # clients that left right after (dropout)
 
 
+def _validated_delays(delays, k: int, upload: str) -> list[int]:
+    """The per-client delays (ticks, >= 1) as ints, checked against K and the upload semantics."""
+    delays = validate_delays(delays, len(torch.as_tensor(delays).reshape(-1)))
+    n = int(delays.numel())
+    check(n >= 1, "need at least one client")
+    check(int(k) >= 1, f"K (updates per aggregation) must be >= 1, got {k}")
+    check(int(k) <= n, f"K = {k} updates per round but only N = {n} clients", "use safl.k <= safl.clients")
+    check_choice("upload semantics", upload, UPLOADS)
+    return [int(d) for d in delays.tolist()]
+
+
 class Clock:
     """The semi-asynchronous clock as a step-by-step state machine (see module docstring).
 
@@ -128,19 +147,16 @@ class Clock:
     Its whole state is plain ints/lists (:meth:`state_dict`), so a run resumes exactly.
     """
 
+    name = "semi-async"  # the simulator's ``mode`` (stored in its checkpoints)
+    buffered = True  # a FIFO buffer: the strategy decides when and what to aggregate; it may back up
+
     def __init__(self, delays, k: int, upload: str = "snapshot", scenario: Scenario | str = "none",
                  seed: int = 0):
-        delays = validate_delays(delays, len(torch.as_tensor(delays).reshape(-1)))
-        self.n = int(delays.numel())
-        check(self.n >= 1, "need at least one client")
-        check(int(k) >= 1, f"K (updates per aggregation) must be >= 1, got {k}")
-        check(int(k) <= self.n, f"K = {k} updates per round but only N = {self.n} clients",
-              "use safl.k <= safl.clients")
-        check_choice("upload semantics", upload, UPLOADS)
+        self.base_delays = _validated_delays(delays, k, upload)
+        self.n = len(self.base_delays)
         if isinstance(scenario, str):
             scenario = Scenario(scenario)
         self.k, self.upload_mode, self.scenario, self.seed = int(k), upload, scenario, int(seed)
-        self.base_delays = [int(d) for d in delays.tolist()]
         if scenario.name == "dropout":
             left = int(scenario.fraction * self.n)
             check(self.n - left >= self.k,
@@ -250,7 +266,29 @@ class Clock:
     def active_clients(self) -> list[int]:
         return [c for c in range(self.n) if self.next_start[c] != -1]
 
+    def stream_round(self, tick: int) -> int:
+        """The index keying the random streams of the trainings starting at ``tick``
+        (``fedlib.train.train_clients(round=...)``): the start tick itself."""
+        return tick
+
+    def live_ids(self) -> set[int]:
+        """Ids of the trainings whose results may still be aggregated: in flight, buffered, or
+        (``overwrite``) the content of a buffered entry."""
+        keep = {tr.id for tr in self.buffer} | {tr.id for tr in self.inflight.values()}
+        if self.upload_mode == "overwrite":
+            keep |= {self.content_of(tr).id for tr in self.buffer}
+        return keep
+
     # -- persistence ------------------------------------------------------------------------
+    def checkpoint(self) -> dict:
+        """This clock's entries of a simulator checkpoint (format 1): ``clock`` (its state) and
+        ``sync_tick`` (the synchronous clock's slot, 0 here)."""
+        return {"sync_tick": 0, "clock": self.state_dict()}
+
+    def restore(self, checkpoint: dict) -> None:
+        """Inverse of :meth:`checkpoint` (``checkpoint`` = the whole simulator checkpoint)."""
+        self.load_state_dict(checkpoint["clock"])
+
     def state_dict(self) -> dict:
         return {
             "tick": self.tick, "round": self.round, "n_trainings": self.n_trainings,
@@ -267,6 +305,121 @@ class Clock:
         self.inflight = {tr.client: tr for tr in map(mk, d["inflight"])}
         self.latest = {tr.client: tr for tr in map(mk, d["latest"])}
         self.buffer = [mk(r) for r in d["buffer"]]
+
+
+class SyncClock:
+    """Synchronous FL (spec fedqs.md §1, Table 1) behind the :class:`Clock` interface: one round
+    per ``begin_tick() … aggregate() … end_tick()`` (module docstring, "Synchronous clock").
+
+    ``begin_tick`` draws the round's K clients and returns them both as the tick's starts and as
+    its uploads (they fill :attr:`buffer`); :meth:`ready` is then true and :meth:`aggregate` takes
+    all K at the round's last tick. ``buffered`` is False: there is no waiting queue, so the
+    strategy neither decides when to aggregate nor which updates (``Strategy.ready`` / ``select``
+    are not consulted), and the buffer can never back up. ``upload`` is validated but has no
+    effect [D]; scenarios are defined for the semi-asynchronous clock only."""
+
+    name = "sync"
+    buffered = False
+
+    def __init__(self, delays, k: int, upload: str = "snapshot", scenario: Scenario | str = "none",
+                 seed: int = 0):
+        if isinstance(scenario, str):
+            scenario = Scenario(scenario)
+        check(scenario.name == "none",
+              f"scenario {scenario.name!r} is defined for the semi-asynchronous clock only",
+              "use safl.scenario=none with safl.mode=sync")
+        self.base_delays = _validated_delays(delays, k, upload)
+        self.n = len(self.base_delays)
+        self.k, self.upload_mode, self.scenario, self.seed = int(k), upload, scenario, int(seed)
+        # mutable state: the tick (start of the next round, once a round is over) and the round
+        self.tick = 0
+        self.round = 0
+        self.buffer: list[Training] = []  # the current round's K trainings (begin_tick .. aggregate)
+        self.inflight: dict[int, Training] = {}  # always empty: a round's uploads come with its starts
+
+    @property
+    def n_trainings(self) -> int:
+        return self.round * self.k + len(self.buffer)
+
+    def draw(self, round_: int) -> list[int]:
+        """Round ``round_``'s K clients, sorted: uniform without replacement, stream (seed,
+        "safl-sync", round)."""
+        g = generator(self.seed, "safl-sync", round_)
+        return sorted(torch.randperm(self.n, generator=g)[: self.k].tolist())
+
+    def current_delays(self) -> list[int]:
+        return list(self.base_delays)
+
+    def active_clients(self) -> list[int]:
+        return list(range(self.n))
+
+    def begin_tick(self) -> Tick:
+        """Start the round: its K clients start now (training ids round·K + j, version = round)."""
+        check(not self.buffer, "begin_tick() while a synchronous round is open (call aggregate())")
+        t = self.tick
+        trs = [Training(self.round * self.k + j, c, t, t + self.base_delays[c], self.round)
+               for j, c in enumerate(self.draw(self.round))]
+        self.buffer = trs
+        return Tick(t, starts=list(trs), uploads=list(trs))
+
+    def ready(self) -> bool:
+        return len(self.buffer) >= self.k
+
+    def content_of(self, tr: Training) -> Training:
+        return tr
+
+    def aggregate(self, selected: list[int] | None = None) -> Aggregation:
+        """Aggregate the round's K updates at its last tick, start + max_j r_j (the slowest
+        selected client); ``selected`` must be None or all of them."""
+        check(self.ready(), f"aggregate() needs the round's K = {self.k} updates, has {len(self.buffer)}")
+        check(selected is None or sorted(int(i) for i in selected) == list(range(len(self.buffer))),
+              f"a synchronous round aggregates all its K = {self.k} updates, got selection {selected}")
+        chosen, self.buffer = self.buffer, []
+        end = self.tick + max(tr.upload - tr.start for tr in chosen)
+        agg = Aggregation(self.round, end, chosen, list(chosen))
+        self.round += 1
+        self.tick = end
+        return agg
+
+    def end_tick(self) -> None:
+        """After the round's last tick: the next round starts at the following tick."""
+        self.tick += 1
+
+    def stream_round(self, tick: int) -> int:
+        """The trainings of a round draw their random streams keyed on the round index."""
+        return self.round
+
+    def live_ids(self) -> set[int]:
+        return {tr.id for tr in self.buffer}
+
+    # -- persistence ------------------------------------------------------------------------
+    def checkpoint(self) -> dict:
+        """This clock's entries of a simulator checkpoint (format 1): ``sync_tick`` (the tick) and
+        ``clock``, the slot of the semi-asynchronous clock, which holds its initial state (as
+        always written in synchronous mode); the round is the simulator's ``round``."""
+        idle = {"tick": 0, "round": 0, "n_trainings": 0, "next_start": [0] * self.n,
+                "inflight": [], "latest": [], "buffer": []}
+        return {"sync_tick": self.tick, "clock": idle}
+
+    def restore(self, checkpoint: dict) -> None:
+        self.tick, self.round, self.buffer = int(checkpoint["sync_tick"]), int(checkpoint["round"]), []
+
+    def state_dict(self) -> dict:
+        return {"tick": self.tick, "round": self.round}
+
+    def load_state_dict(self, d: dict) -> None:
+        self.tick, self.round, self.buffer = int(d["tick"]), int(d["round"]), []
+
+
+CLOCKS = {"semi-async": Clock, "sync": SyncClock}
+MODES = tuple(CLOCKS)  # the simulator's modes (``safl.mode``)
+
+
+def make_clock(mode: str, delays, k: int, upload: str = "snapshot", scenario: Scenario | str = "none",
+               seed: int = 0) -> Clock | SyncClock:
+    """The clock of SAFL mode ``mode`` ("semi-async" -> :class:`Clock`, "sync" -> :class:`SyncClock`)."""
+    check_choice("SAFL mode", mode, MODES)
+    return CLOCKS[mode](delays, k, upload, scenario, seed)
 
 
 def buffer_keeps_up(uploads_per_tick: float, k: int, backlog_final: int) -> bool:

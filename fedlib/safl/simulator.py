@@ -35,6 +35,13 @@ restart tick), matching the semi-asynchronous clock. There is no buffer, so ``up
 effect in this mode [D] (accepted either way: the FedQS presets default to ``overwrite`` and their
 synchronous runs, Table 1, keep it).
 
+The mode is turned into a clock object once (:func:`fedlib.safl.schedule.make_clock`:
+:class:`~fedlib.safl.schedule.Clock` or :class:`~fedlib.safl.schedule.SyncClock`); the round
+loop, the cost, the queue columns, the summary and the checkpoint ask the clock, never the mode
+(a synchronous round is one ``begin_tick`` … ``aggregate`` … ``end_tick`` of its clock, and its
+``buffered = False`` means the strategy's ``ready`` / ``select`` are not consulted and no backlog
+warning applies).
+
 Time columns of a history row
 -----------------------------
 ``tick``: the tick of this round's aggregation; ``virtual_time``: ticks elapsed (tick + 1);
@@ -73,15 +80,13 @@ import torch
 from torch import nn
 
 from fedlib.core.errors import FedlibError, check, check_choice
-from fedlib.safl.schedule import Clock, Scenario, Training, buffer_keeps_up
+from fedlib.safl.schedule import MODES, Scenario, Training, buffer_keeps_up, make_clock
 from fedlib.safl.strategy import SimContext, Strategy, Update, clone_state
-from fedlib.core.utils import generator
 from fedlib.train import ClientTask, train_clients
 from fedlib.train.evaluate import evaluate, prepare_batches
 
 __all__ = ["SAFLSimulator", "MODES", "BufferBacklogWarning", "VALIDATION_BATCH"]
 
-MODES = ("semi-async", "sync")
 STATE_FORMAT = 1
 # a client's validation samples are scored in batches of this size (one batch in practice; the
 # size every stored FedQS run used, so per-class accuracies stay bit-identical)
@@ -131,11 +136,6 @@ class SAFLSimulator:
               "use 1 <= safl.k <= safl.clients")
         check(int(rounds) >= 1, f"rounds must be >= 1, got {rounds}")
         check(int(eval_every) >= 1, f"eval_every must be >= 1, got {eval_every}")
-        if isinstance(scenario, str):
-            scenario = Scenario(scenario)
-        check(mode == "semi-async" or scenario.name == "none",
-              f"scenario {scenario.name!r} is defined for the semi-asynchronous clock only",
-              "use safl.scenario=none with safl.mode=sync")
         if val_parts is not None:
             check(len(val_parts) == n, f"{n} clients but {len(val_parts)} validation parts")
         local.validate() if hasattr(local, "validate") else None
@@ -147,17 +147,17 @@ class SAFLSimulator:
         self.test_indices = None if test_indices is None else torch.as_tensor(test_indices, dtype=torch.long)
         self.strategy = strategy
         self.k, self.n, self.seed = int(k), n, int(seed)
-        self.mode, self.backend, self.eval_every = mode, backend, int(eval_every)
+        self.backend, self.eval_every = backend, int(eval_every)
         self.local = local
         self.total_rounds = int(rounds)
         self.delays = delays
-        self.clock = Clock(delays, self.k, upload, scenario, self.seed)  # also validates delays
+        # the mode's clock (schedule.make_clock); also validates the delays, upload and scenario
+        self.clock = make_clock(mode, delays, self.k, upload, scenario, self.seed)
         self.max_ticks = max_ticks if max_ticks is not None else \
             100_000 + self.total_rounds * (int(delays.max()) + 2) * 8
         self._test_batches = None  # the test inputs, prepared at the first evaluation
         # mutable state
         self.round = 0
-        self.sync_tick = 0
         self.global_state = clone_state({k_: v.to(self.device) for k_, v in self.model.state_dict().items()})
         self.versions: dict[int, dict] = {0: self.global_state}
         self.results: dict[int, Update] = {}
@@ -181,6 +181,11 @@ class SAFLSimulator:
         t0 = time.perf_counter()
         strategy.setup(self.ctx)
         self.timers["strategy"] += time.perf_counter() - t0
+
+    @property
+    def mode(self) -> str:
+        """"semi-async" | "sync": the name of the clock in use."""
+        return self.clock.name
 
     # ------------------------------------------------------------------ context callbacks
     @property
@@ -216,8 +221,10 @@ class SAFLSimulator:
         return sorted(self.versions)
 
     # ------------------------------------------------------------------ training
-    def _train(self, trainings: list[Training], tick: int, start_tick: int, upload_ticks=None) -> None:
-        """strategy.start for each training, then one engine call from the current global."""
+    def _train(self, trainings: list[Training], stream_round: int) -> None:
+        """strategy.start for each training, then one engine call from the current global; the
+        clients' random streams are keyed on ``stream_round`` (``Clock.stream_round``). The
+        cost model: the call costs its largest step count (module docstring)."""
         tasks, meta = [], []
         t0 = time.perf_counter()
         for tr in trainings:
@@ -227,7 +234,7 @@ class SAFLSimulator:
             meta.append((cfg, dict(info or {})))
         t1 = time.perf_counter()
         res = train_clients(self.model, self.global_state, self.dataset, tasks, seed=self.seed,
-                            round=int(start_tick), backend=self.backend, device=self.device)
+                            round=int(stream_round), backend=self.backend, device=self.device)
         t2 = time.perf_counter()
         self.timers["strategy"] += t1 - t0
         self.timers["train"] += t2 - t1
@@ -245,12 +252,8 @@ class SAFLSimulator:
         check(self.round < self.total_rounds,
               f"all {self.total_rounds} rounds are done", "build a new simulator for more rounds")
         t0 = time.perf_counter()
-        if self.mode == "sync":
-            updates, tick = self._sync_round()
-            uploads, backlog, replaced = len(updates), 0, 0
-        else:
-            updates, tick, uploads, replaced = self._async_round()
-            backlog = len(self.clock.buffer)
+        updates, tick, uploads, replaced = self._next_aggregation()
+        backlog = len(self.clock.buffer)
         stal = [u.staleness for u in updates]
         self.staleness_sum += sum(stal)
         self.staleness_n += len(stal)
@@ -264,7 +267,7 @@ class SAFLSimulator:
         row = {"round": self.round, "tick": tick, "virtual_time": float(tick + 1),
                "cost_time": float(self.cost_time),
                "staleness_mean": sum(stal) / len(stal), "staleness_max": max(stal),
-               "local_trainings": self._n_trainings(), "versions_kept": len(self.versions),
+               "local_trainings": self.clock.n_trainings, "versions_kept": len(self.versions),
                "uploads": uploads, "backlog": backlog, "replaced": replaced}
         self._check_backlog(tick + 1, backlog)
         te = time.perf_counter()
@@ -281,7 +284,7 @@ class SAFLSimulator:
 
     def _check_backlog(self, ticks: int, backlog: int) -> None:
         """Warn once (per simulator) when the buffer does not keep up (module docstring)."""
-        if self._warned or self.mode != "semi-async":
+        if self._warned or not self.clock.buffered:  # no queue, no backlog (sync)
             return
         rate = self.queue["uploads"] / max(ticks, 1)
         if buffer_keeps_up(rate, self.k, backlog):
@@ -303,9 +306,6 @@ class SAFLSimulator:
             f"{backlog} updates are waiting in the buffer and the backlog keeps growing; {effect}. "
             f"Fix: {fix}.", BufferBacklogWarning, stacklevel=3)
 
-    def _n_trainings(self) -> int:
-        return self.clock.n_trainings if self.mode == "semi-async" else self.round * self.k
-
     def _aggregate(self, updates: list[Update]) -> None:
         t0 = time.perf_counter()
         new = self.strategy.aggregate(self.global_state, updates, self.ctx)
@@ -322,8 +322,9 @@ class SAFLSimulator:
             del self.versions[v]
         self._client_rows.extend(self.strategy.client_rows() or [])
 
-    def _async_round(self) -> tuple[list[Update], int, int, int]:
-        """(updates, aggregation tick, uploads since the previous aggregation, replaced entries)."""
+    def _next_aggregation(self) -> tuple[list[Update], int, int, int]:
+        """Advance the clock until one aggregation: (updates, aggregation tick, uploads since the
+        previous aggregation, replaced entries). A synchronous round is one clock step."""
         clock, strat, ctx = self.clock, self.strategy, self.ctx
         uploads = 0
         while True:
@@ -334,20 +335,16 @@ class SAFLSimulator:
             ctx.tick = ev.tick
             ctx.delays = torch.tensor(clock.current_delays(), dtype=torch.long)
             if ev.starts:
-                self._train(ev.starts, ev.tick, ev.tick)
+                self._train(ev.starts, clock.stream_round(ev.tick))
             uploads += len(ev.uploads)
             t0 = time.perf_counter()
             for tr in ev.uploads:
                 strat.on_upload(self.results[tr.id], ctx)
-            buffer = [self.results[tr.id] for tr in clock.buffer]
-            ready = bool(buffer) and strat.ready(buffer, ctx)
             self.timers["strategy"] += time.perf_counter() - t0
+            ready, sel = self._selection()
             if not ready:
                 clock.end_tick()
                 continue
-            t0 = time.perf_counter()
-            sel = strat.select(buffer, ctx)
-            self.timers["strategy"] += time.perf_counter() - t0
             agg = clock.aggregate(sel)
             updates = [dataclasses.replace(self.results[c.id], client_id=a.client,
                                            staleness=agg.round - c.version)
@@ -358,33 +355,24 @@ class SAFLSimulator:
             replaced = sum(a.id != c.id for a, c in zip(agg.uploaded, agg.content))
             return updates, agg.tick, uploads, replaced
 
-    def _collect(self) -> None:
-        """Drop finished results nothing refers to any more."""
+    def _selection(self) -> tuple[bool, list[int] | None]:
+        """(aggregate now?, the buffer entries to aggregate). With a buffered clock the strategy
+        decides (``ready``, then ``select``); otherwise the clock's round is complete as drawn."""
         clock = self.clock
-        keep = {tr.id for tr in clock.buffer} | {tr.id for tr in clock.inflight.values()}
-        if clock.upload_mode == "overwrite":
-            keep |= {clock.content_of(tr).id for tr in clock.buffer}
+        if not clock.buffered:
+            return clock.ready(), None
+        t0 = time.perf_counter()
+        buffer = [self.results[tr.id] for tr in clock.buffer]
+        ready = bool(buffer) and self.strategy.ready(buffer, self.ctx)
+        sel = self.strategy.select(buffer, self.ctx) if ready else None
+        self.timers["strategy"] += time.perf_counter() - t0
+        return ready, sel
+
+    def _collect(self) -> None:
+        """Drop finished results nothing refers to any more (``Clock.live_ids``)."""
+        keep = self.clock.live_ids()
         for i in [i for i in self.results if i not in keep]:
             del self.results[i]
-
-    def _sync_round(self) -> tuple[list[Update], int]:
-        g = generator(self.seed, "safl-sync", self.round)
-        chosen = sorted(torch.randperm(self.n, generator=g)[: self.k].tolist())
-        tick = self.sync_tick
-        self.ctx.tick = tick
-        length = max(int(self.delays[c]) for c in chosen)
-        trainings = [Training(self.round * self.k + j, c, tick, tick + int(self.delays[c]), self.round)
-                     for j, c in enumerate(chosen)]
-        self._train(trainings, tick, self.round)
-        updates = [self.results.pop(tr.id) for tr in trainings]
-        t0 = time.perf_counter()
-        for u in updates:
-            self.strategy.on_upload(u, self.ctx)
-        self.timers["strategy"] += time.perf_counter() - t0
-        self._aggregate(updates)
-        end = tick + length
-        self.sync_tick = end + 1
-        return updates, end
 
     # ------------------------------------------------------------------ Trainer protocol
     def client_rows(self) -> list[dict]:
@@ -394,13 +382,13 @@ class SAFLSimulator:
     def summary(self) -> dict:
         t = self.timers
         own = max(t["total"] - t["train"] - t["eval"] - t["strategy"], 0.0)
-        ticks = self.clock.tick if self.mode == "semi-async" else self.sync_tick
+        ticks = self.clock.tick
         q = self.queue
         rate = q["uploads"] / ticks if ticks > 0 else None
-        final = len(self.clock.buffer) if self.mode == "semi-async" else 0
+        final = len(self.clock.buffer)
         return {
             "ticks": ticks,
-            "local_trainings": self._n_trainings(),
+            "local_trainings": self.clock.n_trainings,
             "staleness_mean_all": self.staleness_sum / self.staleness_n if self.staleness_n else None,
             "cost_time": float(self.cost_time),
             "time_train": t["train"], "time_eval": t["eval"], "time_strategy": t["strategy"],
@@ -415,12 +403,14 @@ class SAFLSimulator:
         }
 
     def state_dict(self) -> dict:
+        clock = self.clock.checkpoint()  # format 1: "sync_tick" and "clock" (see Clock.checkpoint)
         return {
-            "format": STATE_FORMAT, "mode": self.mode, "round": self.round, "sync_tick": self.sync_tick,
+            "format": STATE_FORMAT, "mode": self.clock.name, "round": self.round,
+            "sync_tick": clock["sync_tick"],
             "global": clone_state(self.global_state),
             "versions": {str(v): (None if s is self.global_state else clone_state(s))
                          for v, s in self.versions.items()},
-            "clock": self.clock.state_dict(),
+            "clock": clock["clock"],
             "results": {str(i): _update_to_dict(u) for i, u in self.results.items()},
             "agg_counts": self.agg_counts.clone(), "cost_time": int(self.cost_time),
             "wall_time": float(self.wall_time), "timers": dict(self.timers),
@@ -431,18 +421,17 @@ class SAFLSimulator:
         }
 
     def load_state_dict(self, state: dict) -> None:
-        check(int(state.get("format", -1)) == STATE_FORMAT and state.get("mode") == self.mode,
+        check(int(state.get("format", -1)) == STATE_FORMAT and state.get("mode") == self.clock.name,
               "checkpoint does not match this SAFL simulator (format or mode differ)")
         ref = self.global_state
         g = state["global"]
         check(set(g) == set(ref) and all(g[k].shape == ref[k].shape for k in ref),
               "checkpoint does not match this model architecture")
         self.round = int(state["round"])
-        self.sync_tick = int(state["sync_tick"])
         self.global_state = {k: v.to(self.device) for k, v in g.items()}
         self.versions = {int(v): (self.global_state if s is None else {k: t.to(self.device) for k, t in s.items()})
                          for v, s in state["versions"].items()}
-        self.clock.load_state_dict(state["clock"])
+        self.clock.restore(state)
         self.results = {int(i): _update_from_dict(d) for i, d in state["results"].items()}
         self.agg_counts.copy_(state["agg_counts"])
         self.cost_time = int(state["cost_time"])
@@ -453,14 +442,13 @@ class SAFLSimulator:
             self.queue = {k: int(v) for k, v in state["queue"].items()}
         else:  # a checkpoint from before the queue counters: count from here (uploads:
             # all finished trainings, exact unless clients dropped out)
-            up = self.clock.n_trainings - len(self.clock.inflight) if self.mode == "semi-async" \
-                else self.round * self.k
+            up = self.clock.n_trainings - len(self.clock.inflight)
             self.queue = {"uploads": up, "aggregated": 0, "replaced": 0, "backlog_sum": 0,
                           "backlog_max": 0, "rounds": 0}
         self.strategy.load_state_dict(state["strategy"])
         self._client_rows = list(state["client_rows"])
         self.ctx.round = self.round
-        self.ctx.tick = self.clock.tick if self.mode == "semi-async" else self.sync_tick
+        self.ctx.tick = self.clock.tick
         self.ctx.delays = torch.tensor(self.clock.current_delays(), dtype=torch.long)
 
     def run(self, rounds: int | None = None, progress: bool = False) -> list[dict]:
