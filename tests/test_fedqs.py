@@ -19,6 +19,7 @@ from fedlib.safl.fedqs import (
     FedQSSGD,
     FedQSSGDOptions,
     Mod2Params,
+    SIMILARITY_REGISTRY,
     bias_ratio,
     code_angle,
     mod1_similarity,
@@ -76,6 +77,15 @@ def test_mod1_undefined_and_unknown():
         FedQSOptions(mod1_vector="both")
 
 
+def test_mod1_similarity_registry_entries_equal_their_names():
+    g_new, g_prev, local = {"w": T([2.0, 3.0, 4.0])}, {"w": T([1.0, 1.0, 1.0])}, {"w": T([2.0, 1.0, 2.0])}
+    assert set(SIMILARITY_REGISTRY) == {"cosine", "angle", "euclidean", "manhattan"}
+    assert [n for n, s in SIMILARITY_REGISTRY.items() if s.distance] == ["angle", "euclidean", "manhattan"]
+    for name, entry in SIMILARITY_REGISTRY.items():
+        by_entry = mod1_similarity(g_new, g_prev, local, similarity=entry)
+        assert 0 < by_entry == mod1_similarity(g_new, g_prev, local, similarity=name), name
+
+
 # ============================================================================ Mod②
 BASE = Mod2Params(a=0.002, m0=0.1, k=0.2)
 
@@ -131,6 +141,14 @@ def test_mod2_caps_and_clipping():
     # unbounded below, the SSBC-1 momentum falls below m0 (paper formula), but never below 0
     assert momentum_rate(2.0, 0.1, 0.2, (None, 0.4)) == pytest.approx(0.0)
     assert momentum_rate(2.0, 0.1, 0.1, (None, 0.4)) == pytest.approx(0.05)
+
+
+def test_mod2_params_from_options():
+    # the paper's rules: the options' constants; the code's momentum rule (d): an effective k = 2
+    assert FedQSOptions().mod2_params(FedQSOptions().fidelity_rules()) == Mod2Params()
+    official = FedQSOptions(fidelity="official", lr_max=0.3)
+    params = official.mod2_params(official.fidelity_rules(), warmup_momentum=0.5)
+    assert (params.k, params.lr_bounds, params.warmup_momentum) == (2.0, (0.001, 0.3), 0.5)
 
 
 def test_mod2_switches():
