@@ -18,6 +18,8 @@ from fedlib.safl.fedqs import (
     FedQSOptions,
     FedQSSGD,
     FedQSSGDOptions,
+    Mod2Params,
+    SIMILARITY_REGISTRY,
     bias_ratio,
     code_angle,
     mod1_similarity,
@@ -75,8 +77,17 @@ def test_mod1_undefined_and_unknown():
         FedQSOptions(mod1_vector="both")
 
 
+def test_mod1_similarity_registry_entries_equal_their_names():
+    g_new, g_prev, local = {"w": T([2.0, 3.0, 4.0])}, {"w": T([1.0, 1.0, 1.0])}, {"w": T([2.0, 1.0, 2.0])}
+    assert set(SIMILARITY_REGISTRY) == {"cosine", "angle", "euclidean", "manhattan"}
+    assert [n for n, s in SIMILARITY_REGISTRY.items() if s.distance] == ["angle", "euclidean", "manhattan"]
+    for name, entry in SIMILARITY_REGISTRY.items():
+        by_entry = mod1_similarity(g_new, g_prev, local, similarity=entry)
+        assert 0 < by_entry == mod1_similarity(g_new, g_prev, local, similarity=name), name
+
+
 # ============================================================================ Mod②
-BASE = dict(a=0.002, m0=0.1, k=0.2)
+BASE = Mod2Params(a=0.002, m0=0.1, k=0.2)
 
 
 def _never():
@@ -85,66 +96,74 @@ def _never():
 
 def test_mod2_warmup_until_all_indicators_defined():
     for args in [(None, 0.2, 1.0, 1.0), (0.1, None, 1.0, 1.0), (0.1, 0.2, None, 1.0), (0.1, 0.2, 1.0, float("nan"))]:
-        r = mod2_adapt(0.1, *args, per_class_accuracy=_never, warmup_momentum=0.0)
+        r = mod2_adapt(0.1, *args, Mod2Params(warmup_momentum=0.0), per_class_accuracy=_never)
         assert (r.type, r.lr, r.momentum, r.feedback) == ("warmup", 0.1, 0.0, False)
 
 
 def test_mod2_four_quadrants_by_hand():
     # FSBC: fast (2 > 1), biased (0.1 < 0.2): lr unchanged, momentum 0, feedback; F = 1/2, G = 2
-    r = mod2_adapt(0.1, 0.1, 0.2, 2.0, 1.0, per_class_accuracy=_never, **BASE)
+    r = mod2_adapt(0.1, 0.1, 0.2, 2.0, 1.0, BASE, per_class_accuracy=_never)
     assert (r.type, r.lr, r.momentum, r.feedback) == ("FSBC", 0.1, 0.0, True)
     assert (r.F, r.G) == (0.5, 2.0)
     # FWBC: fast, weakly biased (0.4 >= 0.2): lr 0.1 - 0.002*0.5; 1/G = 2 -> m = 0.1 + 0.2*(2-1)
-    r = mod2_adapt(0.1, 0.4, 0.2, 2.0, 1.0, per_class_accuracy=_never, **BASE)
+    r = mod2_adapt(0.1, 0.4, 0.2, 2.0, 1.0, BASE, per_class_accuracy=_never)
     assert (r.type, r.feedback) == ("FWBC", False)
     assert r.lr == pytest.approx(0.099) and r.momentum == pytest.approx(0.3)
     # SWBC: straggling (0.5 <= 1), s_i == s̄ counts as weakly biased: F = 2, 1/G = 1 -> m = m0
-    r = mod2_adapt(0.1, 0.2, 0.2, 0.5, 1.0, per_class_accuracy=_never, **BASE)
+    r = mod2_adapt(0.1, 0.2, 0.2, 0.5, 1.0, BASE, per_class_accuracy=_never)
     assert (r.type, r.feedback) == ("SWBC", False)
     assert r.lr == pytest.approx(0.104) and r.momentum == pytest.approx(0.1)
-    r = mod2_adapt(0.1, 0.3, 0.2, 1.0, 1.0, per_class_accuracy=_never, **BASE)  # f_i == f̄ -> straggling
+    r = mod2_adapt(0.1, 0.3, 0.2, 1.0, 1.0, BASE, per_class_accuracy=_never)  # f_i == f̄ -> straggling
     assert r.type == "SWBC" and r.momentum == pytest.approx(0.1 + 0.2 * 0.5)
     # SSBC situation 1 (spread 20 < 30): lr + a*F, momentum m_i (increase floored at 0 -> m0)
-    r = mod2_adapt(0.1, 0.1, 0.2, 0.5, 1.0, per_class_accuracy=T([80.0, 60.0]), **BASE)
+    r = mod2_adapt(0.1, 0.1, 0.2, 0.5, 1.0, BASE, per_class_accuracy=T([80.0, 60.0]))
     assert (r.type, r.situation, r.feedback) == ("SSBC", 1, False)
     assert r.lr == pytest.approx(0.104) and r.momentum == pytest.approx(0.1) and r.spread == 20.0
     # SSBC situation 2 (spread 40 >= 30, NaN class ignored): momentum 0, feedback on
-    r = mod2_adapt(0.1, 0.1, 0.2, 0.5, 1.0, per_class_accuracy=lambda: T([90.0, 50.0, float("nan")]), **BASE)
+    r = mod2_adapt(0.1, 0.1, 0.2, 0.5, 1.0, BASE, per_class_accuracy=lambda: T([90.0, 50.0, float("nan")]))
     assert (r.type, r.situation, r.feedback, r.momentum) == ("SSBC", 2, True, 0.0)
     assert r.lr == pytest.approx(0.104)
     # the threshold itself is situation 2
-    r = mod2_adapt(0.1, 0.1, 0.2, 0.5, 1.0, per_class_accuracy=T([80.0, 50.0]), **BASE)
+    r = mod2_adapt(0.1, 0.1, 0.2, 0.5, 1.0, BASE, per_class_accuracy=T([80.0, 50.0]))
     assert r.situation == 2
 
 
 def test_mod2_caps_and_clipping():
     # F = f̄/f_i = 20 capped at 9
-    r = mod2_adapt(0.1, 0.3, 0.2, 0.05, 1.0, **BASE)
+    r = mod2_adapt(0.1, 0.3, 0.2, 0.05, 1.0, BASE)
     assert r.F == 9.0 and r.lr == pytest.approx(0.1 + 0.002 * 9)
     # lr clipped to [0.001, 0.2]
-    assert mod2_adapt(0.199, 0.3, 0.2, 0.5, 1.0, **BASE).lr == 0.2
-    assert mod2_adapt(0.0015, 0.3, 0.2, 2.0, 1.0, **BASE).lr == 0.001
+    assert mod2_adapt(0.199, 0.3, 0.2, 0.5, 1.0, BASE).lr == 0.2
+    assert mod2_adapt(0.0015, 0.3, 0.2, 2.0, 1.0, BASE).lr == 0.001
     # momentum increase capped at 0.4: 1/G = 5 -> 0.1 + min(0.8, 0.4)
-    assert mod2_adapt(0.1, 1.0, 0.2, 2.0, 1.0, **BASE).momentum == pytest.approx(0.5)
-    assert mod2_adapt(0.1, 1.0, 0.2, 2.0, 1.0, momentum_increase_bounds=(None, None), **BASE).momentum == pytest.approx(0.9)
+    assert mod2_adapt(0.1, 1.0, 0.2, 2.0, 1.0, BASE).momentum == pytest.approx(0.5)
+    assert mod2_adapt(0.1, 1.0, 0.2, 2.0, 1.0, dataclasses.replace(BASE, momentum_increase_bounds=(None, None))).momentum == pytest.approx(0.9)
     # unbounded below, the SSBC-1 momentum falls below m0 (paper formula), but never below 0
     assert momentum_rate(2.0, 0.1, 0.2, (None, 0.4)) == pytest.approx(0.0)
     assert momentum_rate(2.0, 0.1, 0.1, (None, 0.4)) == pytest.approx(0.05)
 
 
+def test_mod2_params_from_options():
+    # the paper's rules: the options' constants; the code's momentum rule (d): an effective k = 2
+    assert FedQSOptions().mod2_params(FedQSOptions().fidelity_rules()) == Mod2Params()
+    official = FedQSOptions(fidelity="official", lr_max=0.3)
+    params = official.mod2_params(official.fidelity_rules(), warmup_momentum=0.5)
+    assert (params.k, params.lr_bounds, params.warmup_momentum) == (2.0, (0.001, 0.3), 0.5)
+
+
 def test_mod2_switches():
     # momentum off: 0 everywhere (the official main scripts); feedback off: no flag
     for s_i, f_i in [(0.4, 2.0), (0.3, 0.5), (0.1, 0.5)]:
-        assert mod2_adapt(0.1, s_i, 0.2, f_i, 1.0, momentum=False, per_class_accuracy=T([80.0, 70.0])).momentum == 0.0
-    assert mod2_adapt(0.1, 0.1, 0.2, 2.0, 1.0, feedback=False).feedback is False
-    r = mod2_adapt(0.1, 0.1, 0.2, 0.5, 1.0, feedback=False, per_class_accuracy=T([90.0, 10.0]))
+        assert mod2_adapt(0.1, s_i, 0.2, f_i, 1.0, Mod2Params(momentum=False), per_class_accuracy=T([80.0, 70.0])).momentum == 0.0
+    assert mod2_adapt(0.1, 0.1, 0.2, 2.0, 1.0, Mod2Params(feedback=False)).feedback is False
+    r = mod2_adapt(0.1, 0.1, 0.2, 0.5, 1.0, Mod2Params(feedback=False), per_class_accuracy=T([90.0, 10.0]))
     assert (r.situation, r.feedback, r.momentum) == (2, False, 0.0)
     # both off: the situation test cannot change anything and is skipped
-    r = mod2_adapt(0.1, 0.1, 0.2, 0.5, 1.0, feedback=False, momentum=False, per_class_accuracy=_never)
+    r = mod2_adapt(0.1, 0.1, 0.2, 0.5, 1.0, Mod2Params(feedback=False, momentum=False), per_class_accuracy=_never)
     assert r.type == "SSBC" and r.situation is None
     # adapt_lr off: lr fixed for every type
     for s_i, f_i in [(0.1, 2.0), (0.4, 2.0), (0.3, 0.5), (0.1, 0.5)]:
-        assert mod2_adapt(0.1, s_i, 0.2, f_i, 1.0, adapt_lr=False, per_class_accuracy=T([1.0])).lr == 0.1
+        assert mod2_adapt(0.1, s_i, 0.2, f_i, 1.0, Mod2Params(adapt_lr=False), per_class_accuracy=T([1.0])).lr == 0.1
 
 
 def test_bias_ratio_guard_and_spread():

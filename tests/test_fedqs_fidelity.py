@@ -4,6 +4,7 @@ angle, s = 1/(1+θ); spec fedqs.md §3-§5), plus the switch itself on the prese
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import types
 
@@ -15,6 +16,9 @@ from fedlib.experiments.config import RunConfig
 from fedlib.train.config import LocalConfig
 from fedlib.safl.fedqs import (
     FIDELITY_RULES,
+    OFFICIAL_RULES,
+    PAPER_RULES,
+    FedQSRules,
     FedQS,
     FedQSOptions,
     FedQSSGD,
@@ -251,6 +255,22 @@ def test_explicit_option_wins_and_contradictions_raise():
                        ("threshold_refresh=never", "aggregation, start"), ("bias_ratio=angle", "distance")):
         with pytest.raises(FedlibError, match=match):
             cfg.with_overrides([f"options.{bad}"])
+
+
+def test_rules_object_official_with_one_override_differs_in_that_field_only():
+    rules = FedQSOptions(fidelity="official", threshold_refresh="start").fidelity_rules()
+    assert isinstance(rules, FedQSRules)
+    differ = [f.name for f in dataclasses.fields(FedQSRules) if getattr(rules, f.name) != getattr(OFFICIAL_RULES, f.name)]
+    assert differ == ["threshold_refresh"] and rules.threshold_refresh == "start"
+    assert rules.dividers_at_start and not OFFICIAL_RULES.dividers_at_start
+    # no override: the fidelity's own object (equal); the strategy keeps the resolved object
+    assert FedQSOptions(fidelity="official").fidelity_rules() == OFFICIAL_RULES
+    assert FedQSOptions().fidelity_rules() == PAPER_RULES
+    assert FedQS(FedQSOptions(fidelity="official", phi="k/n")).rules == dataclasses.replace(OFFICIAL_RULES, phi="k/n")
+    # the behaviour each name selects, looked up once from the rule tables
+    assert OFFICIAL_RULES.measure.name == "angle" and OFFICIAL_RULES.measure.distance
+    assert PAPER_RULES.phi_value is None and OFFICIAL_RULES.phi_value == 0.1
+    assert (PAPER_RULES.first_comparison_round, OFFICIAL_RULES.first_comparison_round) == (0, 2)
 
 
 def test_official_end_to_end_adult(data_root, tmp_path):

@@ -4,7 +4,7 @@
   latest local update agrees with the pseudo-global gradient L_g = w_g^t − w_g^{t−1}.
 * **Mod②** local training adaptation (§3.3, eqs. 1-3) — :func:`mod2_adapt`: the client's type
   (FSBC / FWBC / SWBC / SSBC) from update speed f and similarity s, and its learning rate,
-  momentum and feedback flag.
+  momentum and feedback flag (constants in :class:`Mod2Params`).
 * **Mod③** global model aggregation (§3.4) — :func:`mod3_weights`: aggregation weights
   p_i = n_i/n, boosted for feedback clients by exp(φ−F)/2^(φ−F) · Q(G), then normalised.
 * :class:`FedQS` — the SAFL :class:`~fedlib.safl.strategy.Strategy` wiring the three together,
@@ -22,6 +22,7 @@ cosine is positive, so that the ratio G = s̄/s_i of Mod② (momentum) and Mod�
                min-max-then-sum-normalised vectors, skipping layers with an exact zero entry
 =============  =====================================================================
 
+The metrics live in one registry (:data:`SIMILARITY_REGISTRY`, name → :class:`Similarity`).
 The three distance-like metrics share one monotone transform d ↦ 1/(1+d): bounded, positive,
 defined at d = 0, and for d ≫ 1 (angles are tens of degrees) G = s̄/s_i ≈ d_i/d̄, the ratio the
 official code computes from its angles (``theta_i / mean theta``). Because the cosine can be
@@ -51,14 +52,17 @@ Decisions where paper and code leave room (spec §3-§5 [D]; each is an option o
 * *Situation test*: the received global model (newest version at the start) on the client's
   validation samples; ``evaluate_per_class`` fractions are converted to percent.
 
-Fidelity (issue 11): ``fidelity="paper"`` (default) or ``"official"`` — the official code's
-wiring around its angles, each rule also a named option (:data:`FIDELITY_RULES`; an option set
-explicitly wins over the fidelity): ``similarity=angle``, ``mod1_vector=prev_global``,
+Fidelity (issue 11; issue 21: rule objects): ``fidelity="paper"`` (default) or ``"official"``
+picks one :class:`FedQSRules` object, :data:`PAPER_RULES` or :data:`OFFICIAL_RULES` — the
+official code's wiring around its angles, each rule also a named option (an option set
+explicitly overrides just that rule): ``similarity=angle``, ``mod1_vector=prev_global``,
 ``feedback_reset=global`` and (a) ``threshold_on=distance`` θ_i > mean θ over θ > 0,
 (b) ``bias_ratio=distance`` G = θ_i/θ̄, (c) ``phi=0.1``, (d) ``momentum_rule=code``
 m = m0 + clamp(2(θ̄/θ_i − 1), [0, 0.4]), (e) ``threshold_refresh=aggregation``,
-(f) ``first_comparison=skip_initial``, (g) ``validation=first_per_class``. The simulator's
-``safl.upload=overwrite`` (the code's file-path buffer) is separate: it is not a FedQS option.
+(f) ``first_comparison=skip_initial``, (g) ``validation=first_per_class``. Each rule's name
+selects its behaviour from a table (name → function / value) once, when the rules object is
+built; the Strategy keeps that object. The simulator's ``safl.upload=overwrite`` (the code's
+file-path buffer) is separate: it is not a FedQS option.
 """
 
 from __future__ import annotations
@@ -85,14 +89,21 @@ from fedlib.safl.strategy import (
 __all__ = [
     "VECTORS",
     "SIMILARITIES",
+    "SIMILARITY_REGISTRY",
+    "Similarity",
     "TYPES",
     "mod1_similarity",
     "code_angle",
     "bias_ratio",
     "per_label_spread",
+    "Mod2Params",
     "Mod2Result",
     "mod2_adapt",
     "mod3_weights",
+    "FedQSRules",
+    "PAPER_RULES",
+    "OFFICIAL_RULES",
+    "RULES_BY_FIDELITY",
     "FedQSOptions",
     "FIDELITY_RULES",
     "FedQS",
@@ -103,56 +114,21 @@ __all__ = [
     "STRATEGIES",
 ]
 
-VECTORS = ("delta", "prev_global")
-SIMILARITIES = ("cosine", "angle", "euclidean", "manhattan")
 TYPES = ("FSBC", "FWBC", "SWBC", "SSBC", "warmup")
-Q_FORMS = ("code", "paper")
-VARIANTS = ("avg", "sgd")
-FEEDBACK_RESETS = ("update", "global")
-VALIDATIONS = ("holdout", "per_class", "first_per_class")
-PER_CLASS_VALIDATIONS = VALIDATIONS[1:]  # ≤ 20 samples per class of the training data [D]/[C]
-LOCAL_UPDATE_AT = ("upload", "aggregated")
-FIDELITIES = ("paper", "official")
-THRESHOLDS_ON = ("similarity", "distance")
-BIAS_RATIOS = ("similarity", "distance")
-MOMENTUM_RULES = ("paper", "code")
-THRESHOLD_REFRESHES = ("start", "aggregation")
-FIRST_COMPARISONS = ("initial", "skip_initial")
 PHI_K_OVER_N = "k/n"
-#: the similarities of the form s = 1/(1+d) with a distance d ≥ 0 (d = 1/s − 1; θ for ``angle``)
-DISTANCE_SIMILARITIES = ("angle", "euclidean", "manhattan")
 #: the official code's momentum rule: increase = 20·(0.1·θ̄/θ_i − 0.1) = CODE_K·(θ̄/θ_i − 1)
 CODE_K = 2.0
 #: the official code's φ (hard-coded; equals K/N only at N = 100, K = 10)
 CODE_PHI = 0.1
 
-#: what each ``FedQSOptions.fidelity`` selects for the options left at None (spec §3-§5; issue 11)
-FIDELITY_RULES = {
-    "paper": {
-        "similarity": "cosine",  # [P] §5.1
-        "mod1_vector": "delta",  # [P] §3.2 L_g = w^t − w^{t−1}
-        "feedback_reset": "update",  # [D]
-        "validation": "holdout",  # [P] 8:2 split
-        "threshold_on": "similarity",  # [P] eq. 2: s_i < s̄
-        "bias_ratio": "similarity",  # [P] §3.3 G = s̄/s_i
-        "phi": PHI_K_OVER_N,  # [P] §3.4 φ = K/N
-        "momentum_rule": "paper",  # [P] §3.3 m = m0 + k(1/G − 1), G = s̄/s_i
-        "threshold_refresh": "start",  # [D] dividers from the current tables at each start
-        "first_comparison": "initial",  # [P] L_g = w^1 − w^0 is the first pseudo-gradient
-    },
-    "official": {
-        "similarity": "angle",  # [C] spec §3 (b)
-        "mod1_vector": "prev_global",  # [C] spec §3 (a)
-        "feedback_reset": "global",  # [C] spec §5
-        "validation": "first_per_class",  # [C] (g) first ≤ 20 per class of the training data
-        "threshold_on": "distance",  # [C] (a) θ_i > mean θ over θ > 0
-        "bias_ratio": "distance",  # [C] (b) G = θ_i / mean θ (θ > 0)
-        "phi": CODE_PHI,  # [C] (c) φ = 0.1
-        "momentum_rule": "code",  # [C] (d) m = m0 + clamp(2·(θ̄/θ_i − 1), [0, 0.4])
-        "threshold_refresh": "aggregation",  # [C] (e) dividers recomputed after each aggregation
-        "first_comparison": "skip_initial",  # [C] (f) the initial model is never w^{t−1}
-    },
-}
+
+def _pick(kind: str, value, table: Mapping):
+    """``table[value]`` for a name (checked against the table's names), else ``value`` itself
+    (already one of the table's entries)."""
+    if isinstance(value, str):
+        check_choice(kind, value, table)
+        return table[value]
+    return value
 
 
 # ============================================================================================
@@ -195,13 +171,121 @@ def code_angle(a: State, b: State, keys: Sequence[str] | None = None) -> float:
     return float(sum(thetas) / len(thetas)) if thetas else float("nan")
 
 
+def _lg_delta(new: Tensor, prev: Tensor) -> Tensor:
+    """[P] §3.2: the pseudo-global gradient L_g = w^t − w^{t−1} of one entry (float32)."""
+    return new.detach().float() - prev.detach().float()
+
+
+def _lg_prev_global(new: Tensor, prev: Tensor) -> Tensor:
+    """[C] spec §3 (a): the code's no-op assignment leaves L_g = w^{t−1} itself."""
+    return prev.detach().float()
+
+
+#: Mod① vector (spec §3): name → L_g of one state entry from (w^t, w^{t−1})
+PSEUDO_GRADIENTS: dict[str, Callable[[Tensor, Tensor], Tensor]] = {
+    "delta": _lg_delta,
+    "prev_global": _lg_prev_global,
+}
+VECTORS = tuple(PSEUDO_GRADIENTS)
+
+
+class _Mod1Inputs:
+    """The per-entry inputs of one Mod① comparison: L_g and ‖L_g‖² (from ``cache`` when given:
+    the same tensors for every client while the two globals stay the same objects) and Δ_i."""
+
+    def __init__(self, g_new: State, g_prev: State, local: State, lg_fn: Callable, cache: dict | None):
+        self.g_new, self.g_prev, self.local_state, self.lg_fn, self.cache = g_new, g_prev, local, lg_fn, cache
+
+    def lg(self, k: str) -> Tensor:
+        """L_g of one entry (float32, on its device)."""
+        cache = self.cache
+        if cache is not None and k in cache["lg"]:
+            return cache["lg"][k]
+        v = self.lg_fn(self.g_new[k], self.g_prev[k])
+        if cache is not None:
+            cache["lg"][k] = v
+        return v
+
+    def aa(self, k: str, a: Tensor) -> Tensor:
+        """‖L_g‖² of one entry (float32)."""
+        if self.cache is None:
+            return torch.dot(a, a)
+        if k not in self.cache["aa"]:
+            self.cache["aa"][k] = torch.dot(a, a)
+        return self.cache["aa"][k]
+
+    def local(self, k: str) -> Tensor:
+        """Δ_i of one entry, flat float32 on L_g's device."""
+        return self.local_state[k].detach().reshape(-1).to(self.g_new[k].device, torch.float32)
+
+    def entrywise(self, keys: Sequence[str], parts: Callable[[str, Tensor, Tensor], Tensor]) -> Tensor:
+        """``parts(k, L_g, Δ_i)`` (float32 reductions) entry by entry, summed in float64 (no
+        concatenated copy of the model); three zeros when there is no entry."""
+        sums = [parts(k, self.lg(k).reshape(-1), self.local(k)).double() for k in keys]
+        return torch.stack(sums).sum(0).cpu() if sums else torch.zeros(3, dtype=torch.float64)
+
+
+def _cosine(x: _Mod1Inputs, keys: Sequence[str]) -> float:
+    """[P] §5.1: cos(L_g, Δ_i) ∈ [−1, 1]; NaN when either vector is zero."""
+    acc = x.entrywise(keys, lambda k, a, b: torch.stack([torch.dot(a, b), x.aa(k, a), torch.dot(b, b)]))
+    if acc[1] == 0 or acc[2] == 0:
+        return float("nan")
+    return max(-1.0, min(1.0, float(acc[0] / (acc[1].sqrt() * acc[2].sqrt()))))
+
+
+def _euclidean(x: _Mod1Inputs, keys: Sequence[str]) -> float:
+    """[D] Table 5: 1 / (1 + ‖L_g − Δ_i‖₂)."""
+    acc = x.entrywise(keys, lambda k, a, b: torch.stack([(a - b).square().sum()]))
+    return 1.0 / (1.0 + float(acc[0].sqrt()))
+
+
+def _manhattan(x: _Mod1Inputs, keys: Sequence[str]) -> float:
+    """[D] Table 5: 1 / (1 + ‖L_g − Δ_i‖₁)."""
+    acc = x.entrywise(keys, lambda k, a, b: torch.stack([(a - b).abs().sum()]))
+    return 1.0 / (1.0 + float(acc[0]))
+
+
+def _angle(x: _Mod1Inputs, keys: Sequence[str]) -> float:
+    """[C] spec §3 (b): 1 / (1 + θ), θ = :func:`code_angle` on the "weight"/"bias" entries;
+    NaN when no layer qualifies."""
+    angle_keys = [k for k in keys if ("weight" in k or "bias" in k)] or list(keys)
+    theta = code_angle({k: x.lg(k) for k in angle_keys}, x.local_state, angle_keys)
+    return theta if math.isnan(theta) else 1.0 / (1.0 + theta)
+
+
+@dataclass(frozen=True)
+class Similarity:
+    """One Mod① metric (spec §3 [D]): ``measure(inputs, keys)`` → s, larger = more similar (NaN =
+    undefined); ``distance``: s = 1/(1+d) with a distance d ≥ 0 (the official rules (a), (b), (d)
+    work on d)."""
+
+    name: str
+    measure: Callable[[_Mod1Inputs, Sequence[str]], float]
+    distance: bool
+
+
+#: the Mod① similarity registry (spec §3 [D]; Table 5 ablation): name → :class:`Similarity`
+SIMILARITY_REGISTRY: dict[str, Similarity] = {
+    s.name: s
+    for s in (
+        Similarity("cosine", _cosine, distance=False),  # [P]
+        Similarity("angle", _angle, distance=True),  # [C]
+        Similarity("euclidean", _euclidean, distance=True),
+        Similarity("manhattan", _manhattan, distance=True),
+    )
+}
+SIMILARITIES = tuple(SIMILARITY_REGISTRY)
+#: the similarities of the form s = 1/(1+d) with a distance d ≥ 0 (d = 1/s − 1; θ for ``angle``)
+DISTANCE_SIMILARITIES = tuple(name for name, s in SIMILARITY_REGISTRY.items() if s.distance)
+
+
 def mod1_similarity(
     global_new: State,
     global_prev: State,
     local_update: State,
     *,
-    vector: str = "delta",
-    similarity: str = "cosine",
+    vector: str | Callable = "delta",
+    similarity: str | Similarity = "cosine",
     keys: Sequence[str] | None = None,
     cache: dict | None = None,
 ) -> float:
@@ -214,8 +298,10 @@ def mod1_similarity(
 
     ``similarity`` (spec §3 [D]; Table 5 ablation): ``cosine`` (default), ``euclidean``,
     ``manhattan`` or ``angle`` (the code's :func:`code_angle`); the returned value is always
-    *larger = more similar* (see the module docstring for the transforms). ``keys`` selects the
-    state entries compared (default: every floating-point entry; :class:`FedQS` passes the model
+    *larger = more similar* (see the module docstring for the transforms). ``vector`` and
+    ``similarity`` may also be the registry entries themselves (:data:`PSEUDO_GRADIENTS`,
+    :data:`SIMILARITY_REGISTRY`), as :class:`FedQS` passes them. ``keys`` selects the state
+    entries compared (default: every floating-point entry; :class:`FedQS` passes the model
     parameters). Returns NaN when the similarity is undefined (a zero vector for the cosine, no
     qualifying layer for the angle) — callers treat NaN as "no new value".
 
@@ -225,57 +311,16 @@ def mod1_similarity(
     same objects; the pseudo-global gradient and its squared norm per entry are computed once
     there and reused for every client (the same tensors, so the same numbers).
     """
-    check_choice("Mod① vector", vector, VECTORS)
-    check_choice("similarity", similarity, SIMILARITIES)
+    lg_fn = _pick("Mod① vector", vector, PSEUDO_GRADIENTS)
+    metric = _pick("similarity", similarity, SIMILARITY_REGISTRY)
     g_new, g_prev, local = _as_state(global_new), _as_state(global_prev), _as_state(local_update)
     if keys is None:
         keys = float_keys(g_new)
-
     if cache is not None and not (cache.get("new") is global_new and cache.get("prev") is global_prev
-                                  and cache.get("vector") == vector):
+                                  and cache.get("vector") is lg_fn):
         cache.clear()
-        cache.update(new=global_new, prev=global_prev, vector=vector, lg={}, aa={})
-
-    def lg(k: str) -> Tensor:  # the pseudo-global gradient of one entry (float32, on its device)
-        if cache is not None and k in cache["lg"]:
-            return cache["lg"][k]
-        if vector == "delta":
-            v = g_new[k].detach().float() - g_prev[k].detach().float()
-        else:
-            v = g_prev[k].detach().float()
-        if cache is not None:
-            cache["lg"][k] = v
-        return v
-
-    def aa(k: str, a: Tensor) -> Tensor:  # ‖L_g‖² of one entry (float32)
-        if cache is None:
-            return torch.dot(a, a)
-        if k not in cache["aa"]:
-            cache["aa"][k] = torch.dot(a, a)
-        return cache["aa"][k]
-
-    if similarity == "angle":
-        angle_keys = [k for k in keys if ("weight" in k or "bias" in k)] or list(keys)
-        theta = code_angle({k: lg(k) for k in angle_keys}, local, angle_keys)
-        return theta if math.isnan(theta) else 1.0 / (1.0 + theta)
-    # entry by entry (float32 reductions summed in float64): no concatenated copy of the model
-    sums = []
-    for k in keys:
-        a, b = lg(k).reshape(-1), local[k].detach().reshape(-1).to(g_new[k].device, torch.float32)
-        if similarity == "cosine":
-            parts = torch.stack([torch.dot(a, b), aa(k, a), torch.dot(b, b)])
-        elif similarity == "euclidean":
-            parts = torch.stack([(a - b).square().sum()])
-        else:
-            parts = torch.stack([(a - b).abs().sum()])
-        sums.append(parts.double())
-    acc = torch.stack(sums).sum(0).cpu() if sums else torch.zeros(3, dtype=torch.float64)
-    if similarity == "cosine":
-        if acc[1] == 0 or acc[2] == 0:
-            return float("nan")
-        return max(-1.0, min(1.0, float(acc[0] / (acc[1].sqrt() * acc[2].sqrt()))))
-    d = float(acc[0].sqrt()) if similarity == "euclidean" else float(acc[0])
-    return 1.0 / (1.0 + d)
+        cache.update(new=global_new, prev=global_prev, vector=lg_fn, lg={}, aa={})
+    return metric.measure(_Mod1Inputs(g_new, g_prev, local, lg_fn, cache), keys)
 
 
 # ============================================================================================
@@ -376,25 +421,51 @@ def momentum_rate(G: float, m0: float = 0.1, k: float = 0.2, increase_bounds=(0.
     return min(max(m0 + inc, 0.0), 0.99)
 
 
+@dataclass(frozen=True)
+class Mod2Params:
+    """Mod②'s constants for one run (paper §3.3 and §5.4; spec §4), built once by :class:`FedQS`
+    from its options and rules.
+
+    a, m0, k: change rate of η, initial momentum, momentum change speed (k = 2 for the code's
+    momentum rule [C] (d)). lr_bounds: η clipped to [0.001, 0.2] [C]. f_cap: cap of F = f̄/f_i
+    (9 [C]; None = none). adapt_lr / momentum / feedback: the three switches (off: η stays, every
+    momentum 0 — the official main scripts —, no feedback flag). momentum_increase_bounds: the
+    clamp of k(1/G − 1) ([0, 0.4] [C]; either bound None = unbounded). situation_threshold:
+    per-label accuracy spread (percentage points) for SSBC situation 2 (30 [C]).
+    warmup_momentum: the momentum before adaptation starts (the run's ``local.momentum``).
+    """
+
+    a: float = 0.002
+    m0: float = 0.1
+    k: float = 0.2
+    lr_bounds: tuple[float, float] = (0.001, 0.2)
+    f_cap: float | None = 9.0
+    adapt_lr: bool = True
+    momentum: bool = True
+    feedback: bool = True
+    momentum_increase_bounds: tuple[float | None, float | None] = (0.0, 0.4)
+    situation_threshold: float = 30.0
+    warmup_momentum: float = 0.0
+
+
+def _ssbc_situation(per_class_accuracy, threshold: float) -> tuple[int, float]:
+    """SSBC situation (paper §3.3; spec §4): spread = max − min per-label accuracy of the received
+    global model ≥ ``threshold`` → 2 (dispersed data), else 1 (straggling); no accuracies → spread
+    0. ``per_class_accuracy``: a tensor, a zero-argument callable giving one, or None."""
+    acc = per_class_accuracy() if callable(per_class_accuracy) else per_class_accuracy
+    spread = per_label_spread(acc) if acc is not None else 0.0
+    return (2 if spread >= threshold else 1), spread
+
+
 def mod2_adapt(
     lr_prev: float,
     s_i: float | None,
     s_bar: float | None,
     f_i: float | None,
     f_bar: float | None,
+    params: Mod2Params = Mod2Params(),
     *,
     per_class_accuracy: Tensor | Callable[[], Tensor] | None = None,
-    a: float = 0.002,
-    m0: float = 0.1,
-    k: float = 0.2,
-    lr_bounds: tuple[float, float] = (0.001, 0.2),
-    f_cap: float | None = 9.0,
-    adapt_lr: bool = True,
-    momentum: bool = True,
-    feedback: bool = True,
-    momentum_increase_bounds=(0.0, 0.4),
-    situation_threshold: float = 30.0,
-    warmup_momentum: float = 0.0,
     G: float | None = None,
     momentum_G: float | None = None,
 ) -> Mod2Result:
@@ -403,7 +474,7 @@ def mod2_adapt(
     Indicators: update speed f_i = n(i)/mean_j n(j) (eq. 1) and similarity s_i (Mod①); the
     dividers f̄, s̄ are means over the clients that have a value (eq. 2). Until all four are
     defined the client is in **warm-up** (no adaptation: lr unchanged, ``warmup_momentum``, no
-    feedback) [C].
+    feedback) [C]. Constants and switches: ``params`` (:class:`Mod2Params`).
 
     ========  ======================  ==============  ====================  ==============
     type      condition               learning rate   momentum              feedback
@@ -414,10 +485,8 @@ def mod2_adapt(
     SSBC      f_i ≤ f̄, s_i < s̄        η + a·F         sit. 1: m_i, 2: 0     sit. 2: on
     ========  ======================  ==============  ====================  ==============
 
-    F = f̄/f_i capped at ``f_cap`` = 9 [C]; η clipped to ``lr_bounds`` = [0.001, 0.2] [C];
-    m_i from :func:`momentum_rate` with G = s̄/s_i (:func:`bias_ratio`). ``momentum=False``
-    makes every momentum 0 (the official main scripts), ``feedback=False`` never raises the flag,
-    ``adapt_lr=False`` keeps η = ``lr_prev``.
+    F = f̄/f_i capped at ``f_cap``; η clipped to ``lr_bounds``; m_i from :func:`momentum_rate`
+    with G = s̄/s_i (:func:`bias_ratio`).
 
     ``s_bar`` is the divider of the type test (s_i < s_bar = strongly biased). The official code's
     test θ_i > θ̄ [C] (issue 11 (a)) is this one with s_bar = 1/(1+θ̄) (d ↦ 1/(1+d) is
@@ -425,56 +494,54 @@ def mod2_adapt(
     ``momentum_G`` the ratio in m_i (default s̄/s_i) — :class:`FedQS` passes the code's d_i/d̄ for
     ``bias_ratio`` / ``momentum_rule`` [C].
 
-    SSBC situation (§3.3): ``per_class_accuracy`` (percent per label, NaN = absent; a tensor or
-    a zero-argument callable, evaluated only for SSBC) of the received global model on the
-    client's validation set; spread = max − min ≥ ``situation_threshold`` (30 pp [C]) →
-    situation 2 (dispersed data: momentum 0, feedback on), else situation 1 (straggling:
-    momentum m_i). Without accuracies the spread counts as 0 (situation 1). The test is skipped
+    SSBC situation (:func:`_ssbc_situation`; ``per_class_accuracy`` is evaluated only for SSBC):
+    situation 2 → momentum 0, feedback on; situation 1 → momentum m_i. The test is skipped
     (situation None, treated as 1) when neither momentum nor feedback is on — it could change
     nothing.
     """
-    lo, hi = lr_bounds
+    p = params
     defined = all(v is not None and not math.isnan(v) for v in (s_i, s_bar, f_i, f_bar))
     if not defined or f_i <= 0:
-        m = warmup_momentum if momentum else 0.0
+        m = p.warmup_momentum if p.momentum else 0.0
         return Mod2Result("warmup", float(lr_prev), float(m), False, float("nan"), float("nan"))
 
     F = f_bar / f_i
-    if f_cap is not None:
-        F = min(F, f_cap)
+    if p.f_cap is not None:
+        F = min(F, p.f_cap)
     paper_G = bias_ratio(s_i, s_bar)
     G = paper_G if G is None else G
     fast = f_i > f_bar
     biased = s_i < s_bar
     mG = paper_G if momentum_G is None else momentum_G
-    m_i = momentum_rate(mG, m0, k, momentum_increase_bounds) if momentum else 0.0
+    m_i = momentum_rate(mG, p.m0, p.k, p.momentum_increase_bounds) if p.momentum else 0.0
 
     situation = spread = None
     if fast and biased:
         kind, lr, m, fb = "FSBC", lr_prev, 0.0, True
     elif fast:
-        kind, lr, m, fb = "FWBC", lr_prev - a * F, m_i, False
+        kind, lr, m, fb = "FWBC", lr_prev - p.a * F, m_i, False
     elif not biased:
-        kind, lr, m, fb = "SWBC", lr_prev + a * F, m_i, False
+        kind, lr, m, fb = "SWBC", lr_prev + p.a * F, m_i, False
     else:
-        kind, lr = "SSBC", lr_prev + a * F
-        if momentum or feedback:
-            acc = per_class_accuracy() if callable(per_class_accuracy) else per_class_accuracy
-            spread = per_label_spread(acc) if acc is not None else 0.0
-            situation = 2 if spread >= situation_threshold else 1
-        if situation == 2:
-            m, fb = 0.0, True
-        else:
-            m, fb = m_i, False
-    if not adapt_lr:
-        lr = lr_prev
-    lr = min(max(lr, lo), hi)
-    return Mod2Result(kind, float(lr), float(m), bool(fb and feedback), float(F), float(G), situation, spread)
+        kind, lr = "SSBC", lr_prev + p.a * F
+        if p.momentum or p.feedback:
+            situation, spread = _ssbc_situation(per_class_accuracy, p.situation_threshold)
+        m, fb = (0.0, True) if situation == 2 else (m_i, False)
+    lr = min(max(lr_prev if not p.adapt_lr else lr, p.lr_bounds[0]), p.lr_bounds[1])
+    return Mod2Result(kind, float(lr), float(m), bool(fb and p.feedback), float(F), float(G), situation, spread)
 
 
 # ============================================================================================
 # Mod③ — global model aggregation weights (paper §3.4)
 # ============================================================================================
+#: Mod③'s quadratic term (§3.4; spec §5): name → Q(G) of the (capped) ratios G
+Q_FUNCTIONS: dict[str, Callable[[Tensor], Tensor]] = {
+    "code": lambda g: 1 + g**2,  # [C] 1 + min(G, 2)²
+    "paper": lambda g: (1 + g) ** 2,  # [P] the "quadratic term" (1 + G)² (rendering ambiguous)
+}
+Q_FORMS = tuple(Q_FUNCTIONS)
+
+
 def mod3_weights(
     num_samples,
     feedback_flags,
@@ -500,7 +567,7 @@ def mod3_weights(
 
     ``phi``: None = K/N [P]; a number replaces it (the code's 0.1 [C], issue 11 (c)).
     """
-    check_choice("Mod③ Q form", q, Q_FORMS)
+    q_of = _pick("Mod③ Q form", q, Q_FUNCTIONS)
     n = torch.as_tensor(num_samples, dtype=torch.float64).flatten()
     flags = torch.as_tensor(feedback_flags, dtype=torch.bool).flatten()
     F = torch.as_tensor(F_shares, dtype=torch.float64).flatten()
@@ -518,7 +585,7 @@ def mod3_weights(
         g = torch.nan_to_num(G, nan=1.0)
         if g_cap is not None:
             g = g.clamp(max=g_cap)
-        Q = 1 + g**2 if q == "code" else (1 + g) ** 2
+        Q = q_of(g)
         boost = (math.e / 2) ** (phi - F) * Q  # exp(φ−F)/2^(φ−F) = (e/2)^(φ−F)
         p = torch.where(flags, p * boost, p)
         if torch.isinf(p).any():
@@ -528,21 +595,270 @@ def mod3_weights(
 
 
 # ============================================================================================
-# the Strategy
+# the rules where paper and official code differ (spec §3-§5; issues 11 and 21)
 # ============================================================================================
+def _holdout_indices(c: int, ctx: SimContext) -> Tensor:
+    """[P] the client's validation part (``ctx.val_parts``, spec 8:2)."""
+    return torch.as_tensor(ctx.val_parts[c], dtype=torch.long).cpu()
+
+
+def _first_per_class_indices(c: int, ctx: SimContext) -> Tensor:
+    """[C] (g): the first ≤ 20 samples per class, in the order of the client's training indices."""
+    part = torch.as_tensor(ctx.train_parts[c], dtype=torch.long).cpu()
+    y = ctx.dataset.train_y.detach().cpu()[part]
+    keep = torch.zeros(part.numel(), dtype=torch.bool)
+    for cls in torch.unique(y).tolist():
+        keep[torch.nonzero(y == cls).flatten()[:20]] = True
+    return part[keep]
+
+
+def _random_per_class_indices(c: int, ctx: SimContext) -> Tensor:
+    """[D] ≤ 20 random samples per class from the client's own training data (seeded)."""
+    from fedlib.core.utils import generator  # noqa: PLC0415
+
+    part = torch.as_tensor(ctx.train_parts[c], dtype=torch.long).cpu()
+    y = ctx.dataset.train_y.detach().cpu()[part]
+    order = torch.randperm(part.numel(), generator=generator(ctx.seed, "fedqs-val", c))
+    picked = [part[order[y[order] == cls][:20]] for cls in torch.unique(y).tolist()]
+    return torch.cat(picked) if picked else part[:0]
+
+
+@dataclass(frozen=True)
+class ValidationRule:
+    """One SSBC situation-test data rule (spec §4): ``indices(c, ctx)`` picks client c's
+    validation samples; ``per_class``: ≤ 20 per class of the training data, and a class with < 10
+    samples has its accuracy halved [C] (else the holdout part [P])."""
+
+    name: str
+    indices: Callable[[int, SimContext], Tensor]
+    per_class: bool
+
+    def check_context(self, ctx: SimContext) -> None:
+        """Raise unless ``ctx`` carries the data this rule reads."""
+        if self.per_class:
+            check(
+                ctx.train_parts is not None and getattr(ctx.dataset, "train_y", None) is not None,
+                f"FedQS validation={self.name!r} needs ctx.train_parts and ctx.dataset.train_y",
+                "run FedQS through the SAFL simulator",
+            )
+        else:
+            check(
+                ctx.val_parts is not None,
+                f"FedQS validation={self.name!r} needs a validation part per client (SSBC situation test)",
+                "set data.validation='holdout' (8:2 split) or options validation='per_class'",
+            )
+
+
+#: SSBC situation-test data (spec §4): name → :class:`ValidationRule`
+VALIDATION_RULES: dict[str, ValidationRule] = {
+    v.name: v
+    for v in (
+        ValidationRule("holdout", _holdout_indices, per_class=False),  # [P]
+        ValidationRule("per_class", _random_per_class_indices, per_class=True),  # [D]
+        ValidationRule("first_per_class", _first_per_class_indices, per_class=True),  # [C] (g)
+    )
+}
+VALIDATIONS = tuple(VALIDATION_RULES)
+PER_CLASS_VALIDATIONS = tuple(name for name, v in VALIDATION_RULES.items() if v.per_class)
+
+# The two-way rules: name → what it selects (looked up once, by FedQSRules' properties).
+#: feedback_reset (spec §5): does the flag (and G) travel with its update [D]? (else the code's
+#: per-client table, read at aggregation and cleared after each one [C])
+FEEDBACK_WITH_UPDATE = {"update": True, "global": False}
+#: threshold_on (§3.3 eq. 2; issue 11 (a)): is "strongly biased" d_i > d̄ on distances [C]?
+DISTANCE_THRESHOLD = {"similarity": False, "distance": True}
+#: bias_ratio (§3.4; issue 11 (b)): is Mod③'s G = d_i/d̄ [C]? (else s̄/s_i [P])
+DISTANCE_BIAS_RATIO = {"similarity": False, "distance": True}
+#: momentum_rule (§3.3; issue 11 (d)): is m_i the code's m0 + 2·(d̄/d_i − 1) [C]?
+CODE_MOMENTUM = {"paper": False, "code": True}
+#: threshold_refresh (issue 11 (e)): are the dividers computed at every start [D]? (else frozen
+#: after each aggregation [C])
+DIVIDERS_AT_START = {"start": True, "aggregation": False}
+#: first_comparison (§3.2; issue 11 (f)): the first global version Mod① compares from
+#: (``initial``: any — w^1 vs the initial model [P]; ``skip_initial``: 2 [C])
+FIRST_COMPARISON_ROUND = {"initial": 0, "skip_initial": 2}
+FEEDBACK_RESETS = tuple(FEEDBACK_WITH_UPDATE)
+THRESHOLDS_ON = tuple(DISTANCE_THRESHOLD)
+BIAS_RATIOS = tuple(DISTANCE_BIAS_RATIO)
+MOMENTUM_RULES = tuple(CODE_MOMENTUM)
+THRESHOLD_REFRESHES = tuple(DIVIDERS_AT_START)
+FIRST_COMPARISONS = tuple(FIRST_COMPARISON_ROUND)
+
+#: every named rule: (the kind named in errors, its table of choices)
+_RULE_CHOICES = {
+    "similarity": ("similarity", SIMILARITY_REGISTRY),
+    "mod1_vector": ("Mod① vector", PSEUDO_GRADIENTS),
+    "feedback_reset": ("FedQS feedback_reset", FEEDBACK_WITH_UPDATE),
+    "validation": ("FedQS validation", VALIDATION_RULES),
+    "threshold_on": ("FedQS threshold_on", DISTANCE_THRESHOLD),
+    "bias_ratio": ("FedQS bias_ratio", DISTANCE_BIAS_RATIO),
+    "momentum_rule": ("FedQS momentum_rule", CODE_MOMENTUM),
+    "threshold_refresh": ("FedQS threshold_refresh", DIVIDERS_AT_START),
+    "first_comparison": ("FedQS first_comparison", FIRST_COMPARISON_ROUND),
+}
+
+
+@dataclass(frozen=True)
+class FedQSRules:
+    """The resolved value of every fidelity-governed FedQS rule (spec §3-§5; issue 11 (a)-(g)).
+
+    Two named instances: :data:`PAPER_RULES` [P]/[D] and :data:`OFFICIAL_RULES` [C];
+    :meth:`FedQSOptions.fidelity_rules` picks one by ``fidelity`` and replaces the rules whose
+    option is set explicitly (``dataclasses.replace``). Fields hold the choices' names (as in the
+    options); the properties give the behaviour each name selects, from the tables above.
+    Validated on construction (names, φ, and the distance rules needing a distance similarity).
+    """
+
+    similarity: str
+    mod1_vector: str
+    feedback_reset: str
+    validation: str
+    threshold_on: str
+    bias_ratio: str
+    phi: float | str
+    momentum_rule: str
+    threshold_refresh: str
+    first_comparison: str
+
+    def __post_init__(self):
+        for name, (kind, table) in _RULE_CHOICES.items():
+            check_choice(kind, getattr(self, name), table)
+        phi = self.phi
+        if isinstance(phi, str):
+            check_choice("FedQS phi", phi, (PHI_K_OVER_N,))
+        else:
+            check(isinstance(phi, (int, float)) and not isinstance(phi, bool) and phi > 0,
+                  f"FedQS phi must be 'k/n' or a number > 0, got {phi!r}", "e.g. phi=k/n or phi=0.1")
+        uses_distance = [name for name, on in (("threshold_on", self.distance_threshold),
+                                               ("bias_ratio", self.distance_bias_ratio),
+                                               ("momentum_rule", self.code_momentum)) if on]
+        if uses_distance and not self.measure.distance:
+            raise FedlibError(
+                f"FedQS {', '.join(f'{n}={getattr(self, n)!r}' for n in uses_distance)} needs a "
+                f"distance-based similarity ({', '.join(DISTANCE_SIMILARITIES)}), got similarity={self.similarity!r}",
+                "set options.similarity=angle, or the paper's rules "
+                + " ".join(f"options.{n}={getattr(PAPER_RULES, n)}" for n in uses_distance),
+            )
+
+    def as_dict(self) -> dict:
+        """The rules by name (the options' spelling)."""
+        return {f.name: getattr(self, f.name) for f in dataclasses.fields(self)}
+
+    @property
+    def measure(self) -> Similarity:
+        """Mod①'s metric (:data:`SIMILARITY_REGISTRY`)."""
+        return SIMILARITY_REGISTRY[self.similarity]
+
+    @property
+    def pseudo_gradient(self) -> Callable[[Tensor, Tensor], Tensor]:
+        """Mod①'s L_g of one entry (:data:`PSEUDO_GRADIENTS`)."""
+        return PSEUDO_GRADIENTS[self.mod1_vector]
+
+    @property
+    def validation_rule(self) -> ValidationRule:
+        return VALIDATION_RULES[self.validation]
+
+    @property
+    def feedback_with_update(self) -> bool:
+        return FEEDBACK_WITH_UPDATE[self.feedback_reset]
+
+    @property
+    def distance_threshold(self) -> bool:
+        return DISTANCE_THRESHOLD[self.threshold_on]
+
+    @property
+    def distance_bias_ratio(self) -> bool:
+        return DISTANCE_BIAS_RATIO[self.bias_ratio]
+
+    @property
+    def code_momentum(self) -> bool:
+        return CODE_MOMENTUM[self.momentum_rule]
+
+    @property
+    def dividers_at_start(self) -> bool:
+        return DIVIDERS_AT_START[self.threshold_refresh]
+
+    @property
+    def first_comparison_round(self) -> int:
+        return FIRST_COMPARISON_ROUND[self.first_comparison]
+
+    @property
+    def phi_value(self) -> float | None:
+        """φ for :func:`mod3_weights`: None = K/N [P], else the number ([C] (c) 0.1)."""
+        return None if isinstance(self.phi, str) else float(self.phi)
+
+
+#: the paper's rules (the default fidelity)
+PAPER_RULES = FedQSRules(
+    similarity="cosine",  # [P] §5.1
+    mod1_vector="delta",  # [P] §3.2 L_g = w^t − w^{t−1}
+    feedback_reset="update",  # [D]
+    validation="holdout",  # [P] 8:2 split
+    threshold_on="similarity",  # [P] eq. 2: s_i < s̄
+    bias_ratio="similarity",  # [P] §3.3 G = s̄/s_i
+    phi=PHI_K_OVER_N,  # [P] §3.4 φ = K/N
+    momentum_rule="paper",  # [P] §3.3 m = m0 + k(1/G − 1), G = s̄/s_i
+    threshold_refresh="start",  # [D] dividers from the current tables at each start
+    first_comparison="initial",  # [P] L_g = w^1 − w^0 is the first pseudo-gradient
+)
+#: the official code's rules (``fidelity="official"``)
+OFFICIAL_RULES = FedQSRules(
+    similarity="angle",  # [C] spec §3 (b)
+    mod1_vector="prev_global",  # [C] spec §3 (a)
+    feedback_reset="global",  # [C] spec §5
+    validation="first_per_class",  # [C] (g) first ≤ 20 per class of the training data
+    threshold_on="distance",  # [C] (a) θ_i > mean θ over θ > 0
+    bias_ratio="distance",  # [C] (b) G = θ_i / mean θ (θ > 0)
+    phi=CODE_PHI,  # [C] (c) φ = 0.1
+    momentum_rule="code",  # [C] (d) m = m0 + clamp(2·(θ̄/θ_i − 1), [0, 0.4])
+    threshold_refresh="aggregation",  # [C] (e) dividers recomputed after each aggregation
+    first_comparison="skip_initial",  # [C] (f) the initial model is never w^{t−1}
+)
+#: ``FedQSOptions.fidelity`` → its rules object
+RULES_BY_FIDELITY = {"paper": PAPER_RULES, "official": OFFICIAL_RULES}
+FIDELITIES = tuple(RULES_BY_FIDELITY)
+#: the fidelity-governed option names (the fields of :class:`FedQSRules`)
+RULE_NAMES = tuple(f.name for f in dataclasses.fields(FedQSRules))
+#: the same rules as plain dicts (what each ``fidelity`` selects for the options left at None)
+FIDELITY_RULES = {fidelity: rules.as_dict() for fidelity, rules in RULES_BY_FIDELITY.items()}
+
+
+# ============================================================================================
+# the options and the Strategy
+# ============================================================================================
+def _combine_models(global_state: State, updates: list[Update], p: Tensor) -> State:
+    """FedQS-Avg (§3.4): w ← Σ p_i w_i."""
+    return weighted_model_average([u.state for u in updates], p)
+
+
+def _combine_deltas(global_state: State, updates: list[Update], p: Tensor) -> State:
+    """FedQS-SGD (§3.4): w ← w + Σ p_i Δ_i."""
+    return apply_delta(global_state, [u.delta for u in updates], p)
+
+
+#: variant → (the Strategy's ``aggregation``, its Mod③ combination)
+VARIANT_AGGREGATION = {"avg": ("model", _combine_models), "sgd": ("gradient", _combine_deltas)}
+VARIANTS = tuple(VARIANT_AGGREGATION)
+#: local_update → is the client's latest update stored at upload (else once aggregated)?
+STORE_AT_UPLOAD = {"upload": True, "aggregated": False}
+LOCAL_UPDATE_AT = tuple(STORE_AT_UPLOAD)
+
+
 @dataclass
 class FedQSOptions:
     """Every FedQS option (spec §3-§5). Defaults follow the paper; the code's behaviour where it
     differs is one option away ([C] below), and ``fidelity="official"`` selects all of it at once.
 
-    fidelity: ``paper`` (default) | ``official`` [C]: the value of every option below that is
-        left at ``None`` (table :data:`FIDELITY_RULES`). An option set explicitly always wins over
+    fidelity: ``paper`` (default) | ``official`` [C]: picks the rules object (:data:`PAPER_RULES`
+        | :data:`OFFICIAL_RULES`) that gives the value of every option below that is left at
+        ``None`` (:meth:`fidelity_rules`). An option set explicitly always wins over
         the fidelity (so ``fidelity=official, similarity=euclidean`` is the code's wiring on
         Euclidean distances); contradictory combinations raise (the distance rules need a
         distance-based similarity). ``None`` stays in the stored (hashed) options — it means "as
         ``fidelity`` says", and keeps ``--set options.fidelity=official`` working on a validated
-        preset, whose options are completed with defaults; :meth:`resolved` gives the explicit
-        values (the Strategy uses them). Not governed: ``momentum`` (the official main scripts
+        preset, whose options are completed with defaults; :meth:`fidelity_rules` gives the
+        resolved :class:`FedQSRules` (the Strategy keeps it), :meth:`resolved` the options with
+        those values explicit. Not governed: ``momentum`` (the official main scripts
         train without momentum, its momentum scripts with the rule of (d); fidelity keeps it on)
         and the simulator's ``safl.upload=overwrite`` (not an algorithm option).
     variant: ``avg`` FedQS-Avg (w ← Σ p_i w_i) | ``sgd`` FedQS-SGD (w ← w + Σ p_i Δ_i).
@@ -617,52 +933,44 @@ class FedQSOptions:
     q: str = "code"
     g_cap: float | None = 2.0
 
+
+    def fidelity_rules(self) -> FedQSRules:
+        """The rules this run uses: the fidelity's object (:data:`RULES_BY_FIDELITY`) with every
+        rule whose option is set (not None) replaced by that option; validated."""
+        check_choice("FedQS fidelity", self.fidelity, RULES_BY_FIDELITY)
+        explicit = {name: getattr(self, name) for name in RULE_NAMES if getattr(self, name) is not None}
+        return dataclasses.replace(RULES_BY_FIDELITY[self.fidelity], **explicit)
+
     def rules(self) -> dict:
         """The fidelity-governed options with ``None`` replaced by the fidelity's value."""
-        check_choice("FedQS fidelity", self.fidelity, FIDELITIES)
-        preset = FIDELITY_RULES[self.fidelity]
-        return {name: preset[name] if getattr(self, name) is None else getattr(self, name) for name in preset}
+        return self.fidelity_rules().as_dict()
 
     def resolved(self) -> "FedQSOptions":
         """A copy with every fidelity-governed option explicit (what :class:`FedQS` runs with)."""
         return dataclasses.replace(self, **self.rules())
 
     def __post_init__(self):
-        r = self.rules()
-        check_choice("FedQS variant", self.variant, VARIANTS)
-        check_choice("Mod① vector", r["mod1_vector"], VECTORS)
-        check_choice("similarity", r["similarity"], SIMILARITIES)
-        check_choice("FedQS local_update", self.local_update, LOCAL_UPDATE_AT)
-        check_choice("FedQS feedback_reset", r["feedback_reset"], FEEDBACK_RESETS)
-        check_choice("FedQS validation", r["validation"], VALIDATIONS)
-        check_choice("FedQS threshold_on", r["threshold_on"], THRESHOLDS_ON)
-        check_choice("FedQS bias_ratio", r["bias_ratio"], BIAS_RATIOS)
-        check_choice("FedQS momentum_rule", r["momentum_rule"], MOMENTUM_RULES)
-        check_choice("FedQS threshold_refresh", r["threshold_refresh"], THRESHOLD_REFRESHES)
-        check_choice("FedQS first_comparison", r["first_comparison"], FIRST_COMPARISONS)
-        check_choice("Mod③ Q form", self.q, Q_FORMS)
-        phi = r["phi"]
-        if isinstance(phi, str):
-            check_choice("FedQS phi", phi, (PHI_K_OVER_N,))
-        else:
-            check(isinstance(phi, (int, float)) and not isinstance(phi, bool) and phi > 0,
-                  f"FedQS phi must be 'k/n' or a number > 0, got {phi!r}", "e.g. phi=k/n or phi=0.1")
-        uses_distance = [name for name, value in (("threshold_on", r["threshold_on"]), ("bias_ratio", r["bias_ratio"]),
-                                                  ("momentum_rule", r["momentum_rule"]))
-                         if value in ("distance", "code")]
-        check(
-            not uses_distance or r["similarity"] in DISTANCE_SIMILARITIES,
-            f"FedQS {', '.join(f'{n}={r[n]!r}' for n in uses_distance)} needs a distance-based similarity "
-            f"({', '.join(DISTANCE_SIMILARITIES)}), got similarity={r['similarity']!r}",
-            "set options.similarity=angle, or the paper's rules "
-            + " ".join(f"options.{n}={FIDELITY_RULES['paper'][n]}" for n in uses_distance),
-        )
+        self.fidelity_rules()  # validates the fidelity and every rule
+        check_choice("FedQS variant", self.variant, VARIANT_AGGREGATION)
+        check_choice("FedQS local_update", self.local_update, STORE_AT_UPLOAD)
+        check_choice("Mod③ Q form", self.q, Q_FUNCTIONS)
         check(0 < self.lr_min <= self.lr_max, f"FedQS needs 0 < lr_min <= lr_max, got {self.lr_min}, {self.lr_max}")
         check(self.eta0 is None or self.eta0 > 0, f"FedQS eta0 must be > 0, got {self.eta0}")
         check(self.a >= 0 and self.k >= 0, f"FedQS a and k must be >= 0, got a={self.a}, k={self.k}")
         check(0 <= self.m0 < 1, f"FedQS m0 must be in [0, 1), got {self.m0}")
         check(self.f_cap is None or self.f_cap > 0, f"FedQS f_cap must be > 0, got {self.f_cap}")
         check(self.g_cap is None or self.g_cap > 0, f"FedQS g_cap must be > 0, got {self.g_cap}")
+
+    def mod2_params(self, rules: FedQSRules, warmup_momentum: float = 0.0) -> Mod2Params:
+        """Mod②'s constants for these options under ``rules`` (k = 2 for the code's momentum
+        rule [C] (d))."""
+        return Mod2Params(
+            a=self.a, m0=self.m0, k=CODE_K if rules.code_momentum else self.k,
+            lr_bounds=(self.lr_min, self.lr_max), f_cap=self.f_cap, adapt_lr=self.adapt_lr,
+            momentum=self.momentum, feedback=self.feedback,
+            momentum_increase_bounds=(self.momentum_min_increase, self.momentum_max_increase),
+            situation_threshold=self.situation_threshold, warmup_momentum=warmup_momentum,
+        )
 
 
 def _nanmean(x: Tensor) -> float:
@@ -675,7 +983,8 @@ class FedQS(Strategy):
 
     Per client the strategy keeps its learning rate η_i (cumulative across starts), its latest
     similarity s_i, its latest not-yet-used local update (for Mod①) and, for
-    ``feedback_reset="global"``, its feedback flag.
+    ``feedback_reset="global"``, its feedback flag. The rules are resolved once, at
+    construction, into :attr:`rules` (:class:`FedQSRules`); the hooks read that object.
 
     * :meth:`on_upload` (``local_update="upload"``) / :meth:`aggregate`
       (``local_update="aggregated"``) stores the client's newest Δ_i.
@@ -695,8 +1004,11 @@ class FedQS(Strategy):
 
     def __init__(self, options=None):
         super().__init__(options)
-        self.options = self.options.resolved()  # every fidelity-governed option explicit
-        self.aggregation = "model" if self.options.variant == "avg" else "gradient"
+        self.rules: FedQSRules = self.options.fidelity_rules()  # chosen once: fidelity + explicit options
+        self.options = dataclasses.replace(self.options, **self.rules.as_dict())  # every rule explicit
+        self.aggregation, self._combine = VARIANT_AGGREGATION[self.options.variant]
+        self._store_at_upload = STORE_AT_UPLOAD[self.options.local_update]
+        self._mod2 = self.options.mod2_params(self.rules)  # warmup_momentum follows ctx.base_local
         self.n = 0
         self._lr = torch.zeros(0, dtype=torch.float64)
         self._sim = torch.zeros(0, dtype=torch.float64)
@@ -731,18 +1043,8 @@ class FedQS(Strategy):
                 f"FedQS momentum (Mod②, heavy-ball) needs local.optimizer='sgd', got {opt!r}",
                 "set local.optimizer='sgd' or options momentum=False",
             )
-        if (o.momentum or o.feedback) and o.validation == "holdout":
-            check(
-                ctx.val_parts is not None,
-                "FedQS validation='holdout' needs a validation part per client (SSBC situation test)",
-                "set data.validation='holdout' (8:2 split) or options validation='per_class'",
-            )
-        if (o.momentum or o.feedback) and o.validation in PER_CLASS_VALIDATIONS:
-            check(
-                ctx.train_parts is not None and getattr(ctx.dataset, "train_y", None) is not None,
-                f"FedQS validation={o.validation!r} needs ctx.train_parts and ctx.dataset.train_y",
-                "run FedQS through the SAFL simulator",
-            )
+        if o.momentum or o.feedback:  # the SSBC situation test can change something
+            self.rules.validation_rule.check_context(ctx)
 
     def _param_keys(self, ctx: SimContext, state: State) -> list[str]:
         if self._keys is None:
@@ -758,7 +1060,7 @@ class FedQS(Strategy):
         }
 
     def on_upload(self, update: Update, ctx: SimContext) -> None:
-        if self.options.local_update == "upload":
+        if self._store_at_upload:
             self._store_local(update)
 
     def _refresh_similarity(self, c: int, ctx: SimContext) -> float:
@@ -767,14 +1069,13 @@ class FedQS(Strategy):
             hist = ctx.global_history(2)
             # first_comparison="skip_initial" [C] (f): the initial model (version 0) is never
             # w^{t−1}, so the first comparison is w^2 vs w^1 (the code overwrites its file 0)
-            ready = len(hist) >= 2 and (self.options.first_comparison == "initial" or int(ctx.round) >= 2)
-            if ready:
+            if len(hist) >= 2 and int(ctx.round) >= self.rules.first_comparison_round:
                 s = mod1_similarity(
                     hist[-1],
                     hist[-2],
                     delta,
-                    vector=self.options.mod1_vector,
-                    similarity=self.options.similarity,
+                    vector=self.rules.pseudo_gradient,
+                    similarity=self.rules.measure,
                     keys=self._param_keys(ctx, hist[-1]),
                     cache=self._mod1_cache,
                 )
@@ -787,24 +1088,7 @@ class FedQS(Strategy):
     def _validation(self, c: int, ctx: SimContext) -> Tensor:
         """The client's situation-test indices (cached; derived from the seed, not saved)."""
         if c not in self._val_cache:
-            if self.options.validation == "holdout":
-                idx = torch.as_tensor(ctx.val_parts[c], dtype=torch.long).cpu()
-            elif self.options.validation == "first_per_class":  # [C] (g): the first <= 20 per class
-                part = torch.as_tensor(ctx.train_parts[c], dtype=torch.long).cpu()
-                y = ctx.dataset.train_y.detach().cpu()[part]
-                keep = torch.zeros(part.numel(), dtype=torch.bool)
-                for cls in torch.unique(y).tolist():
-                    keep[torch.nonzero(y == cls).flatten()[:20]] = True
-                idx = part[keep]  # in the order of the client's training indices
-            else:  # [D] <= 20 random samples per class from the client's own training data
-                from fedlib.core.utils import generator  # noqa: PLC0415
-
-                part = torch.as_tensor(ctx.train_parts[c], dtype=torch.long).cpu()
-                y = ctx.dataset.train_y.detach().cpu()[part]
-                order = torch.randperm(part.numel(), generator=generator(ctx.seed, "fedqs-val", c))
-                picked = [part[order[y[order] == cls][:20]] for cls in torch.unique(y).tolist()]
-                idx = torch.cat(picked) if picked else part[:0]
-            self._val_cache[c] = idx
+            self._val_cache[c] = self.rules.validation_rule.indices(c, ctx)
         return self._val_cache[c]
 
     def _per_class_accuracy(self, c: int, ctx: SimContext) -> Tensor | None:
@@ -816,7 +1100,7 @@ class FedQS(Strategy):
             return None
         acc = torch.as_tensor(ctx.evaluate_per_class(ctx.global_history(1)[-1], idx), dtype=torch.float64)
         acc = acc.cpu() * 100.0  # evaluate_per_class gives fractions; the threshold is in points
-        if self.options.validation in PER_CLASS_VALIDATIONS:
+        if self.rules.validation_rule.per_class:
             counts = torch.bincount(ctx.dataset.train_y.detach().cpu()[idx], minlength=acc.numel())
             acc = torch.where(counts[: acc.numel()] < 10, acc / 2, acc)
         return acc
@@ -831,44 +1115,37 @@ class FedQS(Strategy):
         f = torch.where(counts > 0, f, torch.full_like(f, float("nan")))
         return f, _nanmean(f)
 
+    def _mod2_params(self, base) -> Mod2Params:
+        """Mod②'s constants, with the warm-up momentum of the run's local config."""
+        warmup = float(getattr(base, "momentum", 0.0) or 0.0)
+        if self._mod2.warmup_momentum != warmup:
+            self._mod2 = dataclasses.replace(self._mod2, warmup_momentum=warmup)
+        return self._mod2
+
     def start(self, client_id: int, ctx: SimContext):
-        o = self.options
+        r = self.rules
         c = int(client_id)
         if self.n == 0:
             self.setup(ctx)
         s_i = self._refresh_similarity(c, ctx)
         # dividers: at every start from the current table [D], or frozen after aggregation [C] (e)
-        s_bar, d_bar = self._dividers() if o.threshold_refresh == "start" else self._frozen
+        s_bar, d_bar = self._dividers() if r.dividers_at_start else self._frozen
         f, f_bar = self._speeds(ctx)
         f_i = float(f[c])
         base = ctx.base_local
         # [P] s_i < s̄; [C] (a) d_i > d̄ ⇔ s_i < 1/(1+d̄) (NaN d̄ = no threshold: warm-up)
-        divider = s_bar if o.threshold_on == "similarity" else 1.0 / (1.0 + d_bar)
+        divider = 1.0 / (1.0 + d_bar) if r.distance_threshold else s_bar
         paper_G = bias_ratio(s_i, s_bar)
         code_G = distance_ratio(s_i, d_bar)
         res = mod2_adapt(
-            float(self._lr[c]),
-            s_i,
-            divider,
-            f_i,
-            f_bar,
+            float(self._lr[c]), s_i, divider, f_i, f_bar, self._mod2_params(base),
             per_class_accuracy=lambda: self._per_class_accuracy(c, ctx),
-            a=o.a,
-            m0=o.m0,
-            k=o.k if o.momentum_rule == "paper" else CODE_K,
-            lr_bounds=(o.lr_min, o.lr_max),
-            f_cap=o.f_cap,
-            adapt_lr=o.adapt_lr,
-            momentum=o.momentum,
-            feedback=o.feedback,
-            momentum_increase_bounds=(o.momentum_min_increase, o.momentum_max_increase),
-            situation_threshold=o.situation_threshold,
-            warmup_momentum=float(getattr(base, "momentum", 0.0) or 0.0),
-            G=paper_G if o.bias_ratio == "similarity" else code_G,
-            momentum_G=paper_G if o.momentum_rule == "paper" else code_G,
+            G=code_G if r.distance_bias_ratio else paper_G,  # Mod③'s G: [C] (b) | [P]
+            momentum_G=code_G if r.code_momentum else paper_G,  # [C] (d) | [P]
         )
         self._lr[c] = res.lr
         self._flags[c] = res.feedback
+        self._rows.append(_client_row(ctx, c, res, s_i, f_i))
         info = {
             "type": res.type,
             "feedback": res.feedback,
@@ -883,27 +1160,24 @@ class FedQS(Strategy):
             "lr": res.lr,
             "momentum": res.momentum,
         }
-        self._rows.append(
-            {
-                "round": int(ctx.round),
-                "tick": int(ctx.tick),
-                "client": c,
-                "type": res.type,
-                "lr": res.lr,
-                "momentum": res.momentum,
-                "similarity": s_i,
-                "speed": f_i,
-                "feedback": res.feedback,
-                "situation": res.situation,
-                "spread": res.spread,
-                "F": res.F,
-                "G": res.G,
-            }
-        )
         return _local_config(base, res.lr, res.momentum), info
 
+    def _feedback_of(self, updates: list[Update]) -> tuple[list[bool], list[float]]:
+        """(flags, G) of the updates for Mod③: none with feedback off; [D] those each update
+        carries; [C] the per-client flag table, with G from the current similarity table."""
+        if not self.options.feedback:
+            return [False] * len(updates), [1.0] * len(updates)
+        if self.rules.feedback_with_update:
+            return ([bool(u.info.get("feedback", False)) for u in updates],
+                    [float(u.info.get("G", 1.0)) for u in updates])
+        s_bar, d_bar = self._dividers()
+        flags = [bool(self._flags[int(u.client_id)]) for u in updates]
+        sims = [float(self._sim[int(u.client_id)]) for u in updates]
+        if self.rules.distance_bias_ratio:  # [C] (b): θ_i / mean θ over θ > 0, from the current table
+            return flags, [distance_ratio(s, d_bar) for s in sims]
+        return flags, [bias_ratio(s, s_bar) for s in sims]
+
     def aggregate(self, global_state: State, updates: list[Update], ctx: SimContext) -> State:
-        o = self.options
         check(len(updates) > 0, "FedQS.aggregate got no updates")
         # F_i: share of all aggregated updates so far, this round's included (as the code, which
         # increments its counts before weighing).
@@ -912,33 +1186,16 @@ class FedQS(Strategy):
             counts[int(u.client_id)] += 1
         total = float(counts.sum())
         F = [float(counts[int(u.client_id)]) / total for u in updates]
-        if not o.feedback:
-            flags = [False] * len(updates)
-            G = [1.0] * len(updates)
-        elif o.feedback_reset == "update":
-            flags = [bool(u.info.get("feedback", False)) for u in updates]
-            G = [float(u.info.get("G", 1.0)) for u in updates]
-        else:  # "global": the code's per-client table, with the current G
-            s_bar, d_bar = self._dividers()
-            flags = [bool(self._flags[int(u.client_id)]) for u in updates]
-            sims = [float(self._sim[int(u.client_id)]) for u in updates]
-            if o.bias_ratio == "similarity":
-                G = [bias_ratio(s, s_bar) for s in sims]
-            else:  # [C] (b): θ_i / mean θ over θ > 0, from the current table
-                G = [distance_ratio(s, d_bar) for s in sims]
-        phi = None if o.phi == PHI_K_OVER_N else float(o.phi)  # [P] K/N | [C] (c) 0.1
+        flags, G = self._feedback_of(updates)
         p = mod3_weights(
-            [u.num_samples for u in updates], flags, F, G, len(updates), ctx.n_clients, q=o.q, g_cap=o.g_cap,
-            phi=phi,
+            [u.num_samples for u in updates], flags, F, G, len(updates), ctx.n_clients,
+            q=self.options.q, g_cap=self.options.g_cap, phi=self.rules.phi_value,  # [P] K/N | [C] (c) 0.1
         )
         self.last_weights = p
-        if o.variant == "avg":
-            new = weighted_model_average([u.state for u in updates], p)
-        else:
-            new = apply_delta(global_state, [u.delta for u in updates], p)
-        if o.feedback_reset == "global":
+        new = self._combine(global_state, updates, p)
+        if not self.rules.feedback_with_update:
             self._flags.zero_()
-        if o.local_update == "aggregated":
+        if not self._store_at_upload:
             for u in updates:
                 self._store_local(u)
         self._frozen = self._dividers()  # [C] (e) the code recomputes its thresholds here
@@ -987,6 +1244,25 @@ def _local_config(base, lr: float, momentum: float):
 
         base = LocalConfig()
     return dataclasses.replace(base, lr=lr, momentum=momentum)
+
+
+def _client_row(ctx: SimContext, c: int, res: Mod2Result, s_i: float, f_i: float) -> dict:
+    """One record of :meth:`FedQS.client_rows`: a client's Mod② decision at one start."""
+    return {
+        "round": int(ctx.round),
+        "tick": int(ctx.tick),
+        "client": c,
+        "type": res.type,
+        "lr": res.lr,
+        "momentum": res.momentum,
+        "similarity": s_i,
+        "speed": f_i,
+        "feedback": res.feedback,
+        "situation": res.situation,
+        "spread": res.spread,
+        "F": res.F,
+        "G": res.G,
+    }
 
 
 @dataclass
