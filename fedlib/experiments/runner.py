@@ -30,6 +30,7 @@ import math
 import random
 import sys
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -168,11 +169,28 @@ def _checkpoint_problem(ckpt: dict, total: int) -> str | None:
     return None
 
 
-def _restore(cfg: RunConfig, store: ResultStore, h: str, tr, trainer, total: int):
-    """(trainer, history, clients, start round, elapsed) from the checkpoint, or a fresh start."""
+@dataclass
+class _RunState:
+    """A run in progress: its trainer, the rows so far and the wall time (a resumed run's rows and
+    wall time start from its checkpoint)."""
+
+    trainer: object
+    total: int  # rounds of the whole run
+    history: list[dict] = field(default_factory=list)
+    clients: list[dict] = field(default_factory=list)
+    start: int = 0  # rounds done before this process (the checkpoint's round)
+    elapsed: float = 0.0  # wall time of those rounds
+    t0: float = 0.0  # perf_counter when this process's rounds began
+
+    def wall_time(self) -> float:
+        return self.elapsed + (time.perf_counter() - self.t0)
+
+
+def _restore(cfg: RunConfig, store: ResultStore, h: str, tr, trainer, total: int) -> _RunState:
+    """The run restored from its checkpoint, or a fresh start (with a warning if it was unusable)."""
     ckpt = store.load_checkpoint(h)
     if ckpt is None:
-        return tr, [], [], 0, 0.0
+        return _RunState(tr, total)
     problem = _checkpoint_problem(ckpt, total)
     if problem is None:
         try:
@@ -184,9 +202,9 @@ def _restore(cfg: RunConfig, store: ResultStore, h: str, tr, trainer, total: int
     if problem is not None:
         store.discard_checkpoint(h, problem)
         seed_global_rngs(cfg.seed)  # the failed restore may have touched the trainer and RNGs
-        return build_trainer(cfg, trainer), [], [], 0, 0.0
-    return (tr, list(ckpt["history"]), list(ckpt["clients"]), int(ckpt["round"]),
-            float(ckpt.get("wall_time", 0.0)))
+        return _RunState(build_trainer(cfg, trainer), total)
+    return _RunState(tr, total, list(ckpt["history"]), list(ckpt["clients"]), int(ckpt["round"]),
+                     float(ckpt.get("wall_time", 0.0)))
 
 
 # ---------------------------------------------------------------------------- run
@@ -212,68 +230,95 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
     store = as_store(store)
     fp = cfg.data_fingerprint()
     h = cfg.config_hash(fp)
+    cached = _cached_result(cfg, store, h, resume, progress)
+    if cached is not None:
+        return cached
+    st = _start(cfg, store, h, resume, trainer, threads)
+    store.write_config(cfg, fp)
+    _train_rounds(cfg, store, h, st, progress)
+    return _write_result(cfg, store, h, fp, st, progress)
 
-    if resume:
-        cached = store.get(h)
-        if cached is not None:
-            if progress:
-                _report(cached, cfg, "cached")
-            return cached
-    else:
+
+def _cached_result(cfg: RunConfig, store: ResultStore, h: str, resume: bool, progress: bool) -> RunResult | None:
+    """With ``resume``, the finished, intact result already stored (None if there is none);
+    without it, the stored result and checkpoints are discarded (step 2 of the module docstring)."""
+    if not resume:
         store.clear(h)
+        return None
+    cached = store.get(h)
+    if cached is not None and progress:
+        _report(cached, cfg, "cached")
+    return cached
 
+
+def _start(cfg: RunConfig, store: ResultStore, h: str, resume: bool, trainer, threads) -> _RunState:
+    """Checks, threads, seeded global RNGs and the trainer, restored from its checkpoint when
+    resuming (step 3)."""
     check_device(cfg.device)
     store.check_writable()
     set_threads(default_threads() if threads is None else threads)
     seed_global_rngs(cfg.seed)
     tr = build_trainer(cfg, trainer)
     total = int(getattr(tr, "total_rounds", cfg.rounds) or cfg.rounds)
-
-    history: list[dict] = []
-    clients: list[dict] = []
-    start, elapsed = 0, 0.0
     if resume:
-        tr, history, clients, start, elapsed = _restore(cfg, store, h, tr, trainer, total)
-    store.write_config(cfg, fp)
+        return _restore(cfg, store, h, tr, trainer, total)
+    return _RunState(tr, total)
 
-    bar = progress_bar(total=total, initial=start, disable=not progress, unit="round", leave=True,
-               desc=f"{cfg.algorithm} seed={cfg.seed}", dynamic_ncols=True)
-    t0 = time.perf_counter()
-    r = start
+
+def _train_rounds(cfg: RunConfig, store: ResultStore, h: str, st: _RunState, progress: bool) -> None:
+    """The rounds after ``st.start``, with a progress bar and a checkpoint every
+    ``cfg.checkpoint_every`` rounds (step 4); a failure is recorded in the store, then raised."""
+    bar = progress_bar(total=st.total, initial=st.start, disable=not progress, unit="round", leave=True,
+                       desc=f"{cfg.algorithm} seed={cfg.seed}", dynamic_ncols=True)
+    st.t0 = time.perf_counter()
+    r = st.start
     try:
-        for r in range(start + 1, total + 1):
-            row = _clean_row(tr.run_round(), "Trainer.run_round()")
-            row.setdefault("round", r)
-            if "wall_time" not in row:
-                row["wall_time"] = elapsed + (time.perf_counter() - t0)
-            history.append(row)
-            for c in (tr.client_rows() or []) if hasattr(tr, "client_rows") else []:
-                c = _clean_row(c, "Trainer.client_rows()")
-                c.setdefault("round", r)
-                clients.append(c)
-            bar.update(1)
-            acc = row.get("accuracy")
-            if isinstance(acc, (int, float)) and not math.isnan(acc):
-                bar.set_postfix(acc=f"{acc:.4f}", refresh=False)
-            if cfg.checkpoint_every and r % cfg.checkpoint_every == 0 and r < total:
-                store.save_checkpoint(h, {
-                    "config_hash": h,
-                    "round": r,
-                    "trainer": tr.state_dict(),
-                    "history": history,
-                    "clients": clients,
-                    "rng": rng_state(),
-                    "wall_time": elapsed + (time.perf_counter() - t0),
-                }, round=r, total=total)
+        for r in range(st.start + 1, st.total + 1):
+            _one_round(st, r, bar)
+            if cfg.checkpoint_every and r % cfg.checkpoint_every == 0 and r < st.total:
+                _save_checkpoint(store, h, st, r)
     except Exception as err:
         store.write_error(h, r, err)  # `fedlib results list` shows it; a rerun resumes
         raise
     finally:
         bar.close()
 
-    hist_df = pd.DataFrame(history)
+
+def _one_round(st: _RunState, r: int, bar) -> None:
+    """Round ``r``: its history row and client rows appended, the progress bar advanced."""
+    tr = st.trainer
+    row = _clean_row(tr.run_round(), "Trainer.run_round()")
+    row.setdefault("round", r)
+    if "wall_time" not in row:
+        row["wall_time"] = st.wall_time()
+    st.history.append(row)
+    for c in (tr.client_rows() or []) if hasattr(tr, "client_rows") else []:
+        c = _clean_row(c, "Trainer.client_rows()")
+        c.setdefault("round", r)
+        st.clients.append(c)
+    bar.update(1)
+    acc = row.get("accuracy")
+    if isinstance(acc, (int, float)) and not math.isnan(acc):
+        bar.set_postfix(acc=f"{acc:.4f}", refresh=False)
+
+
+def _save_checkpoint(store: ResultStore, h: str, st: _RunState, r: int) -> None:
+    """The checkpoint after round ``r``: trainer state, rows so far, global RNG states."""
+    store.save_checkpoint(h, {
+        "config_hash": h,
+        "round": r,
+        "trainer": st.trainer.state_dict(),
+        "history": st.history,
+        "clients": st.clients,
+        "rng": rng_state(),
+        "wall_time": st.wall_time(),
+    }, round=r, total=st.total)
+
+
+def _summary(cfg: RunConfig, h: str, hist_df: pd.DataFrame, st: _RunState) -> dict:
+    """Metrics of the history, the trainer's extras and the run's provenance."""
     summary = metrics.summarize(hist_df)
-    extra = tr.summary()
+    extra = st.trainer.summary()
     summary.update({k: _scalar(v) for k, v in (extra or {}).items()})
     from fedlib import __version__
 
@@ -284,12 +329,19 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
         "algorithm": cfg.algorithm,
         "seed": cfg.seed,
         "fedlib": __version__,
-        "resumed_from_round": start,
-        "total_wall_time": elapsed + (time.perf_counter() - t0),
+        "resumed_from_round": st.start,
+        "total_wall_time": st.wall_time(),
     })
-    # one folder renamed into place: it replaces the checkpoint, error.json and stale temp files
-    result = store.write_result(cfg, hist_df, pd.DataFrame(clients), summary, data_fingerprint=fp)
+    return summary
+
+
+def _write_result(cfg: RunConfig, store: ResultStore, h: str, fp, st: _RunState, progress: bool) -> RunResult:
+    """The result written as one folder renamed into place (it replaces the checkpoint, error.json
+    and stale temp files), reported on the progress display."""
+    hist_df = pd.DataFrame(st.history)
+    summary = _summary(cfg, h, hist_df, st)
+    result = store.write_result(cfg, hist_df, pd.DataFrame(st.clients), summary, data_fingerprint=fp)
     if progress:
-        how = f"resumed from round {start}" if start else "computed"
+        how = f"resumed from round {st.start}" if st.start else "computed"
         _report(result, cfg, f"{how}, {summary['total_wall_time']:.1f}s")
     return result

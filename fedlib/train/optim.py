@@ -12,16 +12,23 @@ float rounding):
 * Adam: ``t += 1``; ``d = g + wd·w`` (AdamW instead ``w = w·(1 − lr·wd)``); ``m = lerp(m, d, 1−β1)``;
   ``v = β2·v + (1−β2)·d²``; ``w = w − lr/(1−β1^t) · m / (√v / √(1−β2^t) + eps)`` with the bias
   corrections computed in float64 as ``torch.optim`` does in Python.
+
+The stacked backend drives these through one :class:`StackedOptimizer` per group, chosen once from
+``LocalConfig.optimizer`` (:func:`stacked_optimizer`): it knows which state kinds its
+``torch.optim`` counterpart keeps (buffers.py ``KINDS``), how that state starts and which rows of it
+are valid, and applies the step to every parameter of a group.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 from torch import Tensor
 
-__all__ = ["Hyper", "clip_by_total_norm", "sgd_step", "adam_step"]
+__all__ = ["Hyper", "clip_by_total_norm", "sgd_step", "adam_step", "StackedOptimizer", "StackedSGD",
+           "StackedAdam", "StackedAdamW", "stacked_optimizer"]
 
 
 def _b(t: Tensor, ndim: int) -> Tensor:
@@ -128,3 +135,97 @@ def adam_step(p: Tensor, g: Tensor, m: Tensor, v: Tensor, step: Tensor, h: Hyper
     step_size = (h.lr64 / bc1).to(n)
     denom = v.sqrt() / _b(bc2_sqrt.to(n), nd) + _b(h.eps, nd)
     return p - _b(step_size, nd) * (m / denom), m, v
+
+
+# ---------------------------------------------------------------------------- optimizer objects
+State = dict[str, dict[str, Tensor]]  # kind -> parameter name -> Tensor[c, *shape]
+
+
+class StackedOptimizer:
+    """One ``torch.optim`` optimizer kind over a client-stacked group (stateless: the state is the
+    ``{kind: {name: Tensor[C, ...]}}`` dict that :meth:`init` makes and :meth:`step` returns)."""
+
+    kinds: tuple[str, ...] = ()
+    counts_steps = False  # whether the result's opt_state records "step" (Adam's t)
+
+    def init(self, params: dict[str, Tensor], h: Hyper, hook) -> State:
+        """Zero state for the stacked ``params`` (``hook``: a between-steps hook will look at it)."""
+        return {kind: {k: torch.zeros_like(v) for k, v in params.items()} for kind in self.kinds}
+
+    def start_steps(self, tasks) -> list[float]:
+        """Each client's step count before its first step."""
+        return [0.0] * len(tasks)
+
+    def step(self, params: dict[str, Tensor], grads, names, state: State, sel: Callable[[Tensor], Tensor],
+             step_count: Tensor, h: Hyper) -> tuple[dict[str, Tensor], State]:
+        """One step of the rows ``sel`` picks: ``(new params, new state)``; ``params``/``grads`` are
+        already those rows, ``state``/``step_count`` are full and read through ``sel``."""
+        raise NotImplementedError
+
+    def valid_rows(self, held: Tensor, momentum_positive: Tensor) -> Tensor:
+        """Rows whose state exists in ``torch.optim`` (``held``: stepped or carried in)."""
+        return held
+
+    def keeps_row(self, steps: int, momentum_positive: bool) -> bool:
+        """Whether a client's final state is part of its result."""
+        return bool(steps)
+
+
+class StackedSGD(StackedOptimizer):
+    """``torch.optim.SGD`` (momentum / Nesterov / weight decay as :func:`sgd_step`)."""
+
+    kinds = ("momentum_buffer",)
+
+    def init(self, params, h, hook):
+        """Buffers only where ``torch.optim`` would keep them (or a hook may look)."""
+        return super().init(params, h, hook) if (h.any_momentum or hook is not None) else {}
+
+    def step(self, params, grads, names, state, sel, step_count, h):
+        new_p, new_state = {}, {kind: {} for kind in state}
+        for k, g in zip(names, grads):
+            buf = sel(state["momentum_buffer"][k]) if state else None
+            new_p[k], buf = sgd_step(params[k], g, buf, h)
+            if state:
+                new_state["momentum_buffer"][k] = buf
+        return new_p, new_state
+
+    def valid_rows(self, held, momentum_positive):
+        """``torch.optim.SGD`` keeps no buffer for momentum 0."""
+        return held & momentum_positive
+
+    def keeps_row(self, steps, momentum_positive):
+        return bool(steps) and momentum_positive
+
+
+class StackedAdam(StackedOptimizer):
+    """``torch.optim.Adam`` (:func:`adam_step`, L2 weight decay)."""
+
+    kinds = ("exp_avg", "exp_avg_sq")
+    counts_steps = True
+    decoupled = False
+
+    def start_steps(self, tasks):
+        return [float((t.init_opt_state or {}).get("step", 0)) for t in tasks]
+
+    def step(self, params, grads, names, state, sel, step_count, h):
+        new_p, new_state = {}, {kind: {} for kind in state}
+        step = sel(step_count) + 1
+        for k, g in zip(names, grads):
+            new_p[k], m, v = adam_step(params[k], g, sel(state["exp_avg"][k]), sel(state["exp_avg_sq"][k]),
+                                       step, h, self.decoupled)
+            new_state["exp_avg"][k], new_state["exp_avg_sq"][k] = m, v
+        return new_p, new_state
+
+
+class StackedAdamW(StackedAdam):
+    """``torch.optim.AdamW``: Adam with decoupled weight decay."""
+
+    decoupled = True
+
+
+_OPTIMIZERS = {"sgd": StackedSGD(), "adam": StackedAdam(), "adamw": StackedAdamW()}
+
+
+def stacked_optimizer(name: str) -> StackedOptimizer:
+    """The optimizer object of ``LocalConfig.optimizer`` (one of ``config.OPTIMIZERS``)."""
+    return _OPTIMIZERS[name]

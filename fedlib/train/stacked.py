@@ -24,6 +24,7 @@ stack is used without any copy.
 from __future__ import annotations
 
 from collections import defaultdict
+from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
@@ -33,7 +34,7 @@ from fedlib.train.buffers import StackedBuffers
 from fedlib.train.common import StateLayout, autocast, cross_entropy, regularised_loss, upcast
 from fedlib.train.config import ClientResult
 from fedlib.train.direct import direct_losses, supports_direct
-from fedlib.train.optim import Hyper, adam_step, clip_by_total_norm, sgd_step
+from fedlib.train.optim import Hyper, StackedOptimizer, clip_by_total_norm, stacked_optimizer
 from fedlib.train.stream import (ClientStream, dropout_specs, fill_mask_words, has_dropout, mask_word_count,
                                  use_masks, words_to_mask)
 
@@ -46,32 +47,71 @@ def _stack(tensors: list[Tensor]) -> Tensor:
 
 def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, streams: list[ClientStream],
                   layout: StateLayout, device: torch.device, hook=None) -> list[ClientResult]:
-    C = len(tasks)
+    """Train one group (one optimizer, one precision) in lock-steps; results in ``tasks`` order."""
     template.train()
-    configs = [t.config for t in tasks]
-    optimizer = configs[0].optimizer
-    precision = configs[0].precision  # one per group (engine.train_clients groups by it)
-    pnames, onames = layout.params, layout.others
-    same_start = len({t.start for t in tasks}) == 1
+    optim = stacked_optimizer(tasks[0].config.optimizer)
+    st, seeded = _initial_stacks(starts, tasks, layout, device, optim, hook)
+    mom_pos = st.h.momentum > 0
+    lock_step = _LockStep(template, dataset, tasks, streams, layout, device, optim, st.h)
+    stepped = torch.zeros(len(tasks), dtype=torch.bool, device=device)
+    retired = _Retired()
+    for tau in range(max(s.steps for s in streams)):
+        active = [c for c in range(len(tasks)) if streams[c].active]
+        if hook is None and len(active) < len(st.rows):  # speed only: drop finished clients' rows once
+            retired.retire(st, active, device)
+        lock_step(st, active)
+        act = torch.zeros(len(tasks), dtype=torch.bool)
+        act[active] = True
+        stepped |= act.to(device)
+        if hook is not None:
+            _call_hook(hook, tau, act, st, optim, layout.params, stepped, seeded, mom_pos)
+    if retired.stacks is not None:
+        retired.finish(st, device)
+    return _results(tasks, streams, starts, layout, st, optim, mom_pos)
 
+
+@dataclass
+class _Stacks:
+    """The group's working state, one row per client of ``rows`` (every client until some retire)."""
+
+    P: dict[str, Tensor]  # trainable parameters
+    B: dict[str, Tensor]  # the other state entries (BatchNorm running statistics)
+    opt: dict[str, dict[str, Tensor]]  # optimizer state: kind -> parameter name -> stack
+    step_count: Tensor  # float64: optimizer steps so far (Adam's t)
+    loss_sum: Tensor  # float64: sum of the steps' cross-entropies
+    P0: dict[str, Tensor] | None  # start weights for the proximal term (None: no client uses it)
+    h: Hyper
+    rows: list[int]
+
+
+def _initial_stacks(starts, tasks, layout: StateLayout, device, optim: StackedOptimizer, hook):
+    """The group's start state and, per optimizer state kind, which clients had it carried in."""
+    C = len(tasks)
+    pnames, onames = layout.params, layout.others
     P = {k: _stack([starts[t.start][k] for t in tasks]) for k in pnames}
     B = {k: _stack([starts[t.start][k] for t in tasks]) for k in onames}
     dtype = P[pnames[0]].dtype if pnames else torch.get_default_dtype()
-    h_all = Hyper.of(configs, dtype, device)
-    if h_all.any_prox:  # start weights for the proximal term
-        P0 = ({k: starts[tasks[0].start][k].unsqueeze(0).expand(C, *starts[tasks[0].start][k].shape)
-               for k in pnames} if same_start else {k: _stack([starts[t.start][k] for t in tasks]) for k in pnames})
-    else:
-        P0 = None
+    h = Hyper.of([t.config for t in tasks], dtype, device)
+    P0 = _prox_start(starts, tasks, pnames) if h.any_prox else None
+    opt = optim.init(P, h, hook)
+    seeded = _seed_opt_state(opt, tasks, device)
+    step_count = torch.tensor(optim.start_steps(tasks), dtype=torch.float64, device=device)
+    loss_sum = torch.zeros(C, dtype=torch.float64, device=device)
+    return _Stacks(P, B, opt, step_count, loss_sum, P0, h, list(range(C))), seeded
 
-    if optimizer == "sgd":  # buffers only where torch.optim would keep them (or a hook may look)
-        use_buf = h_all.any_momentum or hook is not None
-        opt = {"momentum_buffer": {k: torch.zeros_like(v) for k, v in P.items()}} if use_buf else {}
-    else:
-        opt = {"exp_avg": {k: torch.zeros_like(v) for k, v in P.items()},
-               "exp_avg_sq": {k: torch.zeros_like(v) for k, v in P.items()}}
-    # optimizer state carried in (ClientTask.init_opt_state): rows start from it instead of zeros
-    seeded = {kind: torch.zeros(C, dtype=torch.bool, device=device) for kind in opt}
+
+def _prox_start(starts, tasks, pnames) -> dict[str, Tensor]:
+    """Every client's start weights (one expanded view when all start from the same state)."""
+    if len({t.start for t in tasks}) == 1:
+        s0 = starts[tasks[0].start]
+        return {k: s0[k].unsqueeze(0).expand(len(tasks), *s0[k].shape) for k in pnames}
+    return {k: _stack([starts[t.start][k] for t in tasks]) for k in pnames}
+
+
+def _seed_opt_state(opt: dict, tasks, device) -> dict[str, Tensor]:
+    """Optimizer state carried in (``ClientTask.init_opt_state``) written into its rows, which then
+    start from it instead of zeros; per kind, the clients that had some."""
+    seeded = {kind: torch.zeros(len(tasks), dtype=torch.bool, device=device) for kind in opt}
     for c, t in enumerate(tasks):
         for kind, per in (t.init_opt_state or {}).items():
             if kind not in opt:
@@ -79,103 +119,103 @@ def train_stacked(template: nn.Module, starts: list[dict], dataset, tasks, strea
             for name, v in per.items():
                 opt[kind][name][c] = v.detach().to(device=device, dtype=opt[kind][name].dtype)
             seeded[kind][c] = bool(per)
-    step_count = torch.tensor([float((t.init_opt_state or {}).get("step", 0)) if optimizer != "sgd" else 0.0
-                               for t in tasks], dtype=torch.float64, device=device)
-    stepped = torch.zeros(C, dtype=torch.bool, device=device)
-    mom_pos = h_all.momentum > 0
-    loss_sum = torch.zeros(C, dtype=torch.float64, device=device)
+    return seeded
 
-    drop = has_dropout(template)
-    spec_cache: dict = {}
-    direct = supports_direct(template)  # plain feed-forward: batched matmuls, no vmap (direct.py)
-    vloss = None if direct else _client_losses(template, pnames, onames, h_all.any_prox, h_all.any_l2)
 
-    merged = _batch_draws_nothing(dataset, {t.config.augment for t in tasks}, streams[0].data_device)
-    float_dtype = streams[0].float_dtype
+class _LockStep:
+    """One lock-step τ: every active client's batch (grouped by shape), loss, gradient, clip and
+    optimizer step; the rows of :class:`_Stacks` updated (module docstring, steps 1-3)."""
 
-    max_steps = max(s.steps for s in streams)
-    rows = list(range(C))  # the clients the working stacks hold, in order (see _Retired)
-    retired = _Retired()
-    for tau in range(max_steps):
-        active = [c for c in range(C) if streams[c].active]
-        if hook is None and len(active) < len(rows):  # speed only: drop finished clients' rows once
-            P, B, opt, step_count, loss_sum, P0, h_all = retired.retire(rows, active, P, B, opt, step_count,
-                                                                        loss_sum, P0, h_all, device)
-            rows = active
-        pos = {c: i for i, c in enumerate(rows)}
-        for members, X, Y, M in _group_batches(template, dataset, streams, active, merged, drop, spec_cache,
-                                               device, float_dtype):
-            full = len(members) == len(rows)
-            idx = None if full else torch.tensor([pos[c] for c in members], device=device)
+    def __init__(self, template, dataset, tasks, streams, layout: StateLayout, device,
+                 optim: StackedOptimizer, h_all: Hyper):
+        self.template, self.dataset, self.streams, self.device = template, dataset, streams, device
+        self.pnames, self.onames = layout.params, layout.others
+        self.optim = optim
+        self.precision = tasks[0].config.precision  # one per group (engine.train_clients groups by it)
+        self.drop = has_dropout(template)
+        self.spec_cache: dict = {}
+        self.direct = supports_direct(template)  # plain feed-forward: batched matmuls, no vmap (direct.py)
+        self.vloss = None if self.direct else _client_losses(template, self.pnames, self.onames,
+                                                             h_all.any_prox, h_all.any_l2)
+        self.merged = _batch_draws_nothing(dataset, {t.config.augment for t in tasks}, streams[0].data_device)
+        self.float_dtype = streams[0].float_dtype
 
-            def sel(t: Tensor) -> Tensor:
-                return t if idx is None else t.index_select(0, idx)
+    def __call__(self, st: _Stacks, active: list[int]) -> None:
+        pos = {c: i for i, c in enumerate(st.rows)}
+        for members, X, Y, M in _group_batches(self.template, self.dataset, self.streams, active, self.merged,
+                                               self.drop, self.spec_cache, self.device, self.float_dtype):
+            full = len(members) == len(st.rows)
+            idx = None if full else torch.tensor([pos[c] for c in members], device=self.device)
+            self._train(st, idx, X, Y, M)
 
-            h = h_all.take(idx)
-            p = {k: sel(v) for k, v in P.items()}
-            b = {k: sel(v) for k, v in B.items()}  # BN updates these in place (gathered: copies)
-            leaves = {k: v.detach().requires_grad_(True) for k, v in p.items()}
-            p0 = {k: sel(v) for k, v in P0.items()} if h.any_prox else None
-            with autocast(precision, device):  # bf16: forward + loss in autocast, backward outside
-                if direct:
-                    losses, ce = direct_losses(template, pnames, {**leaves, **b}, X, Y, M, p0,
-                                               h.prox_mu if h.any_prox else None, h.l2 if h.any_l2 else None)
-                else:
-                    args = [leaves, b, X, Y, M]
-                    if h.any_prox:
-                        args += [p0, h.prox_mu]
-                    if h.any_l2:
-                        args.append(h.l2)
-                    losses, ce = vloss(*args)
-            grads = torch.autograd.grad(losses.sum(), [leaves[k] for k in pnames])
-            with torch.no_grad():
-                if h.any_clip:
-                    grads = clip_by_total_norm(list(grads), h.clip)
-                new_p, new_opt = {}, {kind: {} for kind in opt}
-                if optimizer == "sgd":
-                    for k, g in zip(pnames, grads):
-                        buf = sel(opt["momentum_buffer"][k]) if opt else None
-                        new_p[k], buf = sgd_step(p[k], g, buf, h)
-                        if opt:
-                            new_opt["momentum_buffer"][k] = buf
-                else:
-                    step = sel(step_count) + 1
-                    for k, g in zip(pnames, grads):
-                        new_p[k], m, v = adam_step(p[k], g, sel(opt["exp_avg"][k]), sel(opt["exp_avg_sq"][k]),
-                                                   step, h, optimizer == "adamw")
-                        new_opt["exp_avg"][k], new_opt["exp_avg_sq"][k] = m, v
-                if full:
-                    P = new_p
-                    B = b
-                    for kind in opt:
-                        opt[kind] = new_opt[kind]
-                    step_count = step_count + 1
-                    loss_sum = loss_sum + ce.detach().to(torch.float64)
-                else:
-                    # out of place: tensors a hook was handed earlier never change under it
-                    for k in pnames:
-                        P[k] = P[k].index_copy(0, idx, new_p[k])
-                    for k in onames:
-                        B[k] = B[k].index_copy(0, idx, b[k])
-                    for kind in opt:
-                        for k in pnames:
-                            opt[kind][k] = opt[kind][k].index_copy(0, idx, new_opt[kind][k])
-                    step_count = step_count.index_add(0, idx, torch.ones(len(members), dtype=torch.float64,
-                                                                         device=device))
-                    loss_sum = loss_sum.index_add(0, idx, ce.detach().to(torch.float64))
-        act = torch.zeros(C, dtype=torch.bool)
-        act[active] = True
-        stepped |= act.to(device)
-        if hook is not None:
-            valid = {kind: ((stepped | seeded[kind]) & mom_pos if kind == "momentum_buffer"
-                            else stepped | seeded[kind]) for kind in opt}
-            bufs = StackedBuffers(opt, pnames, valid, act)
-            hook(tau, act, bufs)
-            opt = bufs.state  # set() replaces tensors, never mutates them
+    def _train(self, st: _Stacks, idx: Tensor | None, X, Y, M) -> None:
+        """One step of the rows ``idx`` (all when ``None``) on the batches ``X``/``Y``."""
 
-    if retired.stacks is not None:
-        P, B, opt, step_count, loss_sum = retired.finish(rows, P, B, opt, step_count, loss_sum, device)
-    return _results(tasks, streams, starts, layout, P, B, opt, step_count, mom_pos, loss_sum, same_start)
+        def sel(t: Tensor) -> Tensor:
+            return t if idx is None else t.index_select(0, idx)
+
+        h = st.h.take(idx)
+        p = {k: sel(v) for k, v in st.P.items()}
+        b = {k: sel(v) for k, v in st.B.items()}  # BN updates these in place (gathered: copies)
+        leaves = {k: v.detach().requires_grad_(True) for k, v in p.items()}
+        p0 = {k: sel(v) for k, v in st.P0.items()} if h.any_prox else None
+        losses, ce = self._losses(leaves, b, X, Y, M, p0, h)
+        grads = torch.autograd.grad(losses.sum(), [leaves[k] for k in self.pnames])
+        with torch.no_grad():
+            if h.any_clip:
+                grads = clip_by_total_norm(list(grads), h.clip)
+            new_p, new_opt = self.optim.step(p, grads, self.pnames, st.opt, sel, st.step_count, h)
+            if idx is None:
+                _replace_all(st, new_p, b, new_opt, ce)
+            else:
+                _write_rows(st, idx, new_p, b, new_opt, ce, self.pnames, self.onames)
+
+    def _losses(self, leaves, b, X, Y, M, p0, h: Hyper) -> tuple[Tensor, Tensor]:
+        """Per-client (regularised loss, cross-entropy); bf16: in autocast, the backward outside."""
+        with autocast(self.precision, self.device):
+            if self.direct:
+                return direct_losses(self.template, self.pnames, {**leaves, **b}, X, Y, M, p0,
+                                     h.prox_mu if h.any_prox else None, h.l2 if h.any_l2 else None)
+            args = [leaves, b, X, Y, M]
+            if h.any_prox:
+                args += [p0, h.prox_mu]
+            if h.any_l2:
+                args.append(h.l2)
+            return self.vloss(*args)
+
+
+def _replace_all(st: _Stacks, new_p, b, new_opt, ce: Tensor) -> None:
+    """Every row stepped: the new stacks replace the old."""
+    st.P = new_p
+    st.B = b
+    for kind in st.opt:
+        st.opt[kind] = new_opt[kind]
+    st.step_count = st.step_count + 1
+    st.loss_sum = st.loss_sum + ce.detach().to(torch.float64)
+
+
+def _write_rows(st: _Stacks, idx: Tensor, new_p, b, new_opt, ce: Tensor, pnames, onames) -> None:
+    """Rows ``idx`` stepped: scattered back out of place (tensors a hook was handed earlier never
+    change under it)."""
+    for k in pnames:
+        st.P[k] = st.P[k].index_copy(0, idx, new_p[k])
+    for k in onames:
+        st.B[k] = st.B[k].index_copy(0, idx, b[k])
+    for kind in st.opt:
+        for k in pnames:
+            st.opt[kind][k] = st.opt[kind][k].index_copy(0, idx, new_opt[kind][k])
+    st.step_count = st.step_count.index_add(0, idx, torch.ones(len(idx), dtype=torch.float64,
+                                                               device=st.step_count.device))
+    st.loss_sum = st.loss_sum.index_add(0, idx, ce.detach().to(torch.float64))
+
+
+def _call_hook(hook, tau: int, act: Tensor, st: _Stacks, optim: StackedOptimizer, pnames, stepped: Tensor,
+               seeded: dict, mom_pos: Tensor) -> None:
+    """The between-steps hook (buffers.py) on the optimizer state; its writes become the state."""
+    valid = {kind: optim.valid_rows(stepped | seeded[kind], mom_pos) for kind in st.opt}
+    bufs = StackedBuffers(st.opt, pnames, valid, act)
+    hook(tau, act, bufs)
+    st.opt = bufs.state  # set() replaces tensors, never mutates them
 
 
 class _Retired:
@@ -197,37 +237,42 @@ class _Retired:
     def _write(full: Tensor, ids: Tensor, work: Tensor, pos: Tensor) -> Tensor:
         return full.index_copy(0, ids, work.index_select(0, pos))
 
-    def _store(self, ids, pos, P, B, opt, step_count, loss_sum):
+    def _store(self, ids, pos, st: _Stacks):
         fP, fB, fopt, fstep, floss = self.stacks
-        fP = {k: self._write(fP[k], ids, v, pos) for k, v in P.items()}
-        fB = {k: self._write(fB[k], ids, v, pos) for k, v in B.items()}
-        fopt = {kind: {k: self._write(fopt[kind][k], ids, v, pos) for k, v in per.items()} for kind, per in opt.items()}
-        self.stacks = (fP, fB, fopt, self._write(fstep, ids, step_count, pos), self._write(floss, ids, loss_sum, pos))
+        fP = {k: self._write(fP[k], ids, v, pos) for k, v in st.P.items()}
+        fB = {k: self._write(fB[k], ids, v, pos) for k, v in st.B.items()}
+        fopt = {kind: {k: self._write(fopt[kind][k], ids, v, pos) for k, v in per.items()}
+                for kind, per in st.opt.items()}
+        self.stacks = (fP, fB, fopt, self._write(fstep, ids, st.step_count, pos),
+                       self._write(floss, ids, st.loss_sum, pos))
 
-    def retire(self, rows, active, P, B, opt, step_count, loss_sum, P0, h, device):
-        """Store the rows of ``rows`` not in ``active``; the working state compacted to ``active``."""
-        keep = set(active)
+    def retire(self, st: _Stacks, active: list[int], device) -> None:
+        """Store the rows of ``st.rows`` not in ``active``; ``st`` compacted to ``active``."""
+        rows, keep = st.rows, set(active)
         gone = [i for i, c in enumerate(rows) if c not in keep]
         if self.stacks is None:  # rows are still every client: the stacks themselves are full size
-            self.stacks = (dict(P), dict(B), {kind: dict(per) for kind, per in opt.items()}, step_count, loss_sum)
+            self.stacks = (dict(st.P), dict(st.B), {kind: dict(per) for kind, per in st.opt.items()},
+                           st.step_count, st.loss_sum)
         else:
-            self._store(torch.tensor([rows[i] for i in gone], device=device), torch.tensor(gone, device=device),
-                        P, B, opt, step_count, loss_sum)
+            self._store(torch.tensor([rows[i] for i in gone], device=device), torch.tensor(gone, device=device), st)
         idx = torch.tensor([i for i, c in enumerate(rows) if c in keep], device=device)
 
         def sel(t: Tensor) -> Tensor:
             return t.index_select(0, idx)
 
-        return ({k: sel(v) for k, v in P.items()}, {k: sel(v) for k, v in B.items()},
-                {kind: {k: sel(v) for k, v in per.items()} for kind, per in opt.items()}, sel(step_count),
-                sel(loss_sum), None if P0 is None else {k: sel(v) for k, v in P0.items()}, h.take(idx))
+        st.P, st.B = {k: sel(v) for k, v in st.P.items()}, {k: sel(v) for k, v in st.B.items()}
+        st.opt = {kind: {k: sel(v) for k, v in per.items()} for kind, per in st.opt.items()}
+        st.step_count, st.loss_sum = sel(st.step_count), sel(st.loss_sum)
+        st.P0 = None if st.P0 is None else {k: sel(v) for k, v in st.P0.items()}
+        st.h = st.h.take(idx)
+        st.rows = active
 
-    def finish(self, rows, P, B, opt, step_count, loss_sum, device):
-        """The full-size stacks, with the still-working rows ``rows`` written in."""
-        if rows:
-            self._store(torch.tensor(rows, device=device), torch.arange(len(rows), device=device),
-                        P, B, opt, step_count, loss_sum)
-        return self.stacks
+    def finish(self, st: _Stacks, device) -> None:
+        """``st`` made full size again, with the still-working rows ``st.rows`` written in."""
+        if st.rows:
+            self._store(torch.tensor(st.rows, device=device), torch.arange(len(st.rows), device=device), st)
+        st.P, st.B, st.opt, st.step_count, st.loss_sum = self.stacks
+        st.rows = []
 
 
 def _batch_draws_nothing(dataset, augment_flags, data_device) -> dict:
@@ -312,19 +357,32 @@ def _client_losses(template: nn.Module, pnames, onames, prox: bool, l2: bool):
     return vmap(one, randomness="error")
 
 
-def _results(tasks, streams, starts, layout, P, B, opt, step_count, mom_pos, loss_sum, same_start):
+def _results(tasks, streams, starts, layout: StateLayout, st: _Stacks, optim: StackedOptimizer,
+             mom_pos: Tensor) -> list[ClientResult]:
     """Per-client results as independent tensors (not views of the stack: a caller that keeps
-    one client's update must not keep the whole group's memory alive). Key by key, releasing
-    each stacked tensor once its rows are copied, so the peak stays ~one stack."""
-    C = len(tasks)
-    mom_pos = mom_pos.tolist()
-    losses = loss_sum.tolist()
+    one client's update must not keep the whole group's memory alive)."""
     steps = [s.steps for s in streams]
-    stacked = {**P, **B}
-    P.clear()
-    B.clear()
-    states: list[dict] = [{} for _ in range(C)]
-    deltas: list[dict] = [{} for _ in range(C)]
+    states, deltas = _state_rows(tasks, starts, layout, st)
+    opt_states = _opt_state_rows(st.opt, optim, steps, mom_pos.tolist())
+    losses = st.loss_sum.tolist()
+    results = []
+    for c, t in enumerate(tasks):
+        ost = opt_states[c]
+        if ost is not None and optim.counts_steps:
+            ost["step"] = int(st.step_count[c])
+        loss = losses[c] / steps[c] if steps[c] else float("nan")
+        results.append(ClientResult(t.client_id, states[c], deltas[c], loss, steps[c], streams[c].n, ost))
+    return results
+
+
+def _state_rows(tasks, starts, layout: StateLayout, st: _Stacks) -> tuple[list[dict], list[dict]]:
+    """Every client's final state and its delta from its start, key by key, releasing each stacked
+    tensor once its rows are copied, so the peak stays ~one stack."""
+    stacked = {**st.P, **st.B}
+    st.P.clear()
+    st.B.clear()
+    states: list[dict] = [{} for _ in tasks]
+    deltas: list[dict] = [{} for _ in tasks]
     for k in layout.keys:
         full = stacked.pop(k)
         for c, t in enumerate(tasks):
@@ -332,21 +390,20 @@ def _results(tasks, streams, starts, layout, P, B, opt, step_count, mom_pos, los
             states[c][k] = row
             deltas[c][k] = row - starts[t.start][k]
         del full
-    opt_states: list[dict | None] = [None] * C
+    return states, deltas
+
+
+def _opt_state_rows(opt: dict, optim: StackedOptimizer, steps: list[int], mom_pos: list[bool]) -> list[dict | None]:
+    """Every client's final optimizer state ``{kind: {name: tensor}}`` (None where it keeps none),
+    releasing the stacks as they are copied."""
+    opt_states: list[dict | None] = [None] * len(steps)
     for kind in list(opt):
         per = opt.pop(kind)
         for name in list(per):
             full = per.pop(name)
-            for c in range(C):
-                if steps[c] and not (kind == "momentum_buffer" and not mom_pos[c]):
+            for c in range(len(steps)):
+                if optim.keeps_row(steps[c], mom_pos[c]):
                     opt_states[c] = opt_states[c] or {}
                     opt_states[c].setdefault(kind, {})[name] = full[c].clone()
             del full
-    results = []
-    for c, t in enumerate(tasks):
-        ost = opt_states[c]
-        if ost is not None and "exp_avg" in ost:
-            ost["step"] = int(step_count[c])
-        loss = losses[c] / steps[c] if steps[c] else float("nan")
-        results.append(ClientResult(t.client_id, states[c], deltas[c], loss, steps[c], streams[c].n, ost))
-    return results
+    return opt_states
