@@ -208,10 +208,9 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
         its hash do not depend on it. Use the second core with a second process (``sweep``).
     """
     check_threads(threads)
-    cfg = as_config(cfg).validated()
+    resolved = as_config(cfg).resolve()  # validated, options built, hashed: once (issue 21)
+    cfg, fp, h = resolved.config, resolved.fingerprint, resolved.hash
     store = as_store(store)
-    fp = cfg.data_fingerprint()
-    h = cfg.config_hash(fp)
 
     if resume:
         cached = store.get(h)
@@ -234,7 +233,7 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
     start, elapsed = 0, 0.0
     if resume:
         tr, history, clients, start, elapsed = _restore(cfg, store, h, tr, trainer, total)
-    store.write_config(cfg, fp)
+    store.write_config(cfg, fp, config_hash=h)
 
     bar = progress_bar(total=total, initial=start, disable=not progress, unit="round", leave=True,
                desc=f"{cfg.algorithm} seed={cfg.seed}", dynamic_ncols=True)
@@ -288,7 +287,8 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
         "total_wall_time": elapsed + (time.perf_counter() - t0),
     })
     # one folder renamed into place: it replaces the checkpoint, error.json and stale temp files
-    result = store.write_result(cfg, hist_df, pd.DataFrame(clients), summary, data_fingerprint=fp)
+    result = store.write_result(cfg, hist_df, pd.DataFrame(clients), summary, data_fingerprint=fp,
+                                config_hash=h)
     if progress:
         how = f"resumed from round {start}" if start else "computed"
         _report(result, cfg, f"{how}, {summary['total_wall_time']:.1f}s")
