@@ -30,6 +30,7 @@ from fedlib.core.errors import FedlibError, check, check_choice
 from fedlib.core.utils import derive_seed
 
 KINDS = ("iid", "dirichlet", "shards", "role", "sex", "race")
+VALIDATION_MODES = ("holdout", "per_class")  # validation_split's modes
 
 
 def _rng(kind: str, seed: int, *extra) -> np.random.Generator:
@@ -197,7 +198,7 @@ def validation_split(parts, labels, mode: str = "holdout", frac: float = 0.2, pe
     class); removed from training unless ``keep_in_train=True`` — the FedQS code keeps them in
     its training set.
     """
-    check_choice("validation mode", mode, ("holdout", "per_class"))
+    check_choice("validation mode", mode, VALIDATION_MODES)
     check(0 <= frac < 1, f"frac must be in [0, 1), got {frac!r}")
     y = _np(labels)
     train_out, val_out = [], []

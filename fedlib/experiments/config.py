@@ -37,8 +37,14 @@ from pathlib import Path
 from fedlib.core.dataclass_io import (build_dataclass, coerce_fields, deep_merge, parse_overrides, plain,
                                       set_path, unknown_key_error)
 from fedlib.core.errors import FedlibError, check, check_choice
-from fedlib.data import DATASETS
+from fedlib.data import DATASETS, PARTITIONS
+from fedlib.data.base import NORMALIZE
+from fedlib.data.partition import VALIDATION_MODES
 from fedlib.models import MODELS, cut_points
+from fedlib.safl.delays import PROFILES as DELAYS
+from fedlib.safl.schedule import MODES as SAFL_MODES
+from fedlib.safl.schedule import SCENARIOS, UPLOADS
+from fedlib.split.sfl import FRAMEWORKS
 from fedlib.train import BACKENDS
 from fedlib.train.config import LocalConfig
 
@@ -48,6 +54,7 @@ __all__ = [
     "SAFLConfig",
     "SplitConfig",
     "RunConfig",
+    "ResolvedRun",
     "PRESET_DIR",
     "TASKS",
     "list_presets",
@@ -58,15 +65,13 @@ __all__ = [
 
 PRESET_DIR = Path(__file__).resolve().parent.parent / "presets"
 
-PARTITIONS = ("iid", "dirichlet", "shards", "role", "sex", "race")
-VALIDATIONS = ("none", "holdout", "per_class")
-NORMALIZATIONS = ("half", "dataset")
-SAFL_MODES = ("semi-async", "sync")
-DELAYS = ("uniform", "official-100")
-UPLOADS = ("snapshot", "overwrite")
-SCENARIOS = ("none", "speed-change", "random-time", "dropout")
-FRAMEWORKS = ("sflv1", "sflv2")
-PROFILES = ("smoke", "cpu", "paper", "custom")
+# The choices of each field are defined once, by the module whose behaviour they select (issue 21):
+# partitions, validation modes and normalisations by fedlib.data, SAFL modes, delay profiles, upload
+# semantics and scenarios by fedlib.safl, frameworks by fedlib.split. A config adds only:
+VALIDATIONS = ("none", *VALIDATION_MODES)  # "none": no validation split
+# "none" stays the tabular datasets' own setting (fedlib.safl.algorithms), not a config choice [D]
+NORMALIZATIONS = tuple(n for n in NORMALIZE if n != "none")
+PROFILES = ("smoke", "cpu", "paper", "custom")  # labels of a run (fedlib.reporting: the first three)
 # paradigm -> the sections it never reads, left out of its hash (a paradigm not listed here, e.g. the
 # toy one, which reads safl.clients/k, or one registered by a user, hashes every section)
 UNREAD_SECTIONS = {"safl": ("split",), "split": ("safl",)}
@@ -241,12 +246,35 @@ class RunConfig:
         not discard its stored results [D, issue 13; before fedlib 0.1.0's store migration every
         section was hashed — ``fedlib results rehash`` re-keys such a store].
         """
-        d = self.validated().to_dict()
+        return self.validated()._hashed_fields()
+
+    def _hashed_fields(self) -> dict:
+        """:meth:`hashed_dict` of a config that is already validated."""
+        d = self.to_dict()
         for section in UNREAD_SECTIONS.get(self.paradigm, ()):
             d.pop(section)
         for label in LABEL_FIELDS:
             d.pop(label)
         return d
+
+    def options_object(self):
+        """The algorithm's options as its dataclass instance (None for an algorithm without
+        options): the one built when this config was validated, or built now if ``options`` was
+        changed since (trainer factories read this instead of rebuilding it from the dict)."""
+        inst = getattr(self, "_options_object", _UNBUILT)
+        if inst is _UNBUILT or plain(inst if inst is not None else {}) != self.options:
+            from fedlib.experiments.registry import get_algorithm
+
+            inst = get_algorithm(self.paradigm, self.algorithm).build_options(self.options)
+            self._options_object = inst
+        return inst
+
+    def resolve(self, data_fingerprint="current") -> "ResolvedRun":
+        """This config resolved once, at a run's boundary: validated (the options built once), its
+        data fingerprint and hash computed from that one validated copy (issue 21)."""
+        cfg = self.validated()
+        fp = cfg.data_fingerprint() if data_fingerprint == "current" else data_fingerprint
+        return ResolvedRun(cfg, cfg.options_object(), fp, _hash_of(cfg._hashed_fields(), fp))
 
     def data_fingerprint(self) -> dict | None:
         """The fingerprint of ``data.dataset``'s files under the data root (``$FEDLIB_DATA``), or None
@@ -260,11 +288,8 @@ class RunConfig:
     def canonical_json(self, data_fingerprint="current") -> str:
         """The canonical JSON the hash is computed from (options completed with defaults), with the
         data fingerprint of the current data root (or the one given)."""
-        from fedlib import __version__
-
         fp = self.data_fingerprint() if data_fingerprint == "current" else data_fingerprint
-        payload = {"fedlib": __version__, "config": self.hashed_dict(), "data": fp}
-        return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
+        return _canonical(self.hashed_dict(), fp)
 
     def config_hash(self, data_fingerprint="current") -> str:
         """sha256 (hex) of :meth:`canonical_json`: the same in every process and machine holding the
@@ -415,8 +440,35 @@ class RunConfig:
     def _validate_algorithm(self) -> None:
         from fedlib.experiments.registry import get_algorithm
 
-        entry = get_algorithm(self.paradigm, self.algorithm)
-        self.options = entry.validate_options(self.options)
+        inst = get_algorithm(self.paradigm, self.algorithm).build_options(self.options)
+        self.options = {} if inst is None else plain(inst)
+        self._options_object = inst  # what options_object() hands the trainer: built once
+
+
+_UNBUILT = object()
+
+
+def _canonical(hashed: dict, fp) -> str:
+    from fedlib import __version__
+
+    payload = {"fedlib": __version__, "config": hashed, "data": fp}
+    return json.dumps(payload, sort_keys=True, separators=(",", ":"), allow_nan=False)
+
+
+def _hash_of(hashed: dict, fp) -> str:
+    return hashlib.sha256(_canonical(hashed, fp).encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class ResolvedRun:
+    """A run config resolved once at the boundary (:meth:`RunConfig.resolve`, issue 21): the
+    validated config, its options instance, data fingerprint and hash — what the store and the
+    trainer of one run read, so nothing is validated or rebuilt again during the run."""
+
+    config: RunConfig
+    options: object | None
+    fingerprint: dict | None
+    hash: str
 
 
 def _at_least(name: str, value, low) -> None:

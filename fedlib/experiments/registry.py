@@ -16,8 +16,8 @@ propagates. Your own algorithm is one call (e.g. in a notebook)::
                        description="one line for `fedlib presets` / docs")
 
 ``MyTrainer(cfg)`` receives the validated :class:`~fedlib.experiments.config.RunConfig` and returns a
-:class:`~fedlib.core.protocols.Trainer`; its ``cfg.options`` is a plain dict completed with
-MyOptions' defaults (``MyOptions(**cfg.options)`` rebuilds the dataclass).
+:class:`~fedlib.core.protocols.Trainer`; ``cfg.options_object()`` is the ``MyOptions`` instance built
+when the config was validated (``cfg.options`` the same as a plain dict, completed with defaults).
 """
 
 from __future__ import annotations
@@ -57,7 +57,16 @@ class AlgorithmEntry:
 
     def validate_options(self, options: dict | None) -> dict:
         """Check ``options`` against the options dataclass; return them completed with defaults."""
-        from fedlib.core.dataclass_io import build_dataclass, plain
+        from fedlib.core.dataclass_io import plain
+
+        inst = self.build_options(options)
+        return {} if inst is None else plain(inst)
+
+    def build_options(self, options: dict | None):
+        """The options dataclass instance of ``options`` (None for an algorithm without options):
+        the one validation path — unknown names (with the closest valid one), types, the class's
+        own ``validate()``/``__post_init__`` checks."""
+        from fedlib.core.dataclass_io import build_dataclass
 
         options = dict(options or {})
         if self.options is None:
@@ -66,7 +75,7 @@ class AlgorithmEntry:
                     f"algorithm {self.paradigm}/{self.name} takes no options, "
                     f"got {', '.join(sorted(map(str, options)))}",
                     "remove the options section")
-            return {}
+            return None
         valid = [f.name for f in dataclasses.fields(self.options)]
         unknown = sorted(str(k) for k in options if k not in valid)
         if unknown:
@@ -82,7 +91,7 @@ class AlgorithmEntry:
         inst = build_dataclass(self.options, options, "options.")
         if hasattr(inst, "validate"):
             inst.validate()
-        return plain(inst)
+        return inst
 
 
 def register_algorithm(paradigm: str, name: str, trainer: Callable, options: type | None = None,

@@ -226,15 +226,14 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
         its hash do not depend on it. Use the second core with a second process (``sweep``).
     """
     check_threads(threads)
-    cfg = as_config(cfg).validated()
+    resolved = as_config(cfg).resolve()  # validated, options built, hashed: once (issue 21)
+    cfg, fp, h = resolved.config, resolved.fingerprint, resolved.hash
     store = as_store(store)
-    fp = cfg.data_fingerprint()
-    h = cfg.config_hash(fp)
     cached = _cached_result(cfg, store, h, resume, progress)
     if cached is not None:
         return cached
     st = _start(cfg, store, h, resume, trainer, threads)
-    store.write_config(cfg, fp)
+    store.write_config(cfg, fp, config_hash=h)
     _train_rounds(cfg, store, h, st, progress)
     return _write_result(cfg, store, h, fp, st, progress)
 
@@ -340,7 +339,8 @@ def _write_result(cfg: RunConfig, store: ResultStore, h: str, fp, st: _RunState,
     and stale temp files), reported on the progress display."""
     hist_df = pd.DataFrame(st.history)
     summary = _summary(cfg, h, hist_df, st)
-    result = store.write_result(cfg, hist_df, pd.DataFrame(st.clients), summary, data_fingerprint=fp)
+    result = store.write_result(cfg, hist_df, pd.DataFrame(st.clients), summary, data_fingerprint=fp,
+                                config_hash=h)
     if progress:
         how = f"resumed from round {st.start}" if st.start else "computed"
         _report(result, cfg, f"{how}, {summary['total_wall_time']:.1f}s")

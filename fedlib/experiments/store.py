@@ -296,20 +296,21 @@ class ResultStore:
         return _json_bytes({"config_hash": h, "fedlib": __version__, "config": cfg.to_dict(),
                             "data_fingerprint": data_fingerprint})
 
-    def write_config(self, cfg, data_fingerprint="current") -> Path:
-        """Record the config of a run that is starting (lets `results list` show partial runs)."""
+    def write_config(self, cfg, data_fingerprint="current", config_hash: str | None = None) -> Path:
+        """Record the config of a run that is starting (lets `results list` show partial runs).
+        ``config_hash``: the hash already computed for ``cfg`` and this fingerprint (a resolved run)."""
         fp = cfg.data_fingerprint() if data_fingerprint == "current" else data_fingerprint
-        h = cfg.config_hash(fp)
+        h = config_hash or cfg.config_hash(fp)
         d = self.root / h
         atomic_write_bytes(d / "config.json", self.config_blob(cfg, h, fp))
         return d
 
     def write_result(self, cfg, history: pd.DataFrame, clients: pd.DataFrame,
-                     summary: dict, data_fingerprint="current") -> RunResult:
+                     summary: dict, data_fingerprint="current", config_hash: str | None = None) -> RunResult:
         """Write a finished run as one folder renamed into place (DONE inside it). Returns the
-        result as it reads back from disk."""
+        result as it reads back from disk (``config_hash`` as in :meth:`write_config`)."""
         fp = cfg.data_fingerprint() if data_fingerprint == "current" else data_fingerprint
-        h = cfg.config_hash(fp)
+        h = config_hash or cfg.config_hash(fp)
         blobs = {
             "config.json": self.config_blob(cfg, h, fp),
             "history.csv": frame_to_csv(history),

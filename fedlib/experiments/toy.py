@@ -59,7 +59,8 @@ class ToyTrainer:
 
     def __init__(self, cfg):
         self.cfg = cfg
-        self.opt = ToyOptions(**cfg.options)
+        built = cfg.options_object() if hasattr(cfg, "options_object") else None
+        self.opt = built if isinstance(built, ToyOptions) else ToyOptions(**cfg.options)
         self.n_clients, self.k = cfg.safl.clients, cfg.safl.k
         check(self.k <= self.n_clients,
               f"safl.k={self.k} clients per round exceeds safl.clients={self.n_clients}",

@@ -114,7 +114,8 @@ def strategy_factory(cls: type[Strategy]):
 
     def make(cfg) -> SAFLSimulator:
         opts_cls = getattr(cls, "Options", NoOptions)
-        options = make_options(opts_cls, dict(cfg.options or {}), cls.name)
+        built = cfg.options_object() if hasattr(cfg, "options_object") else None  # a RunConfig's, built once
+        options = built if isinstance(built, opts_cls) else make_options(opts_cls, dict(cfg.options or {}), cls.name)
         return build_simulator(cfg, cls(options))
 
     make.__name__ = f"make_{cls.__name__}"

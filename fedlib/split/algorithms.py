@@ -69,7 +69,9 @@ def build_trainer(cfg, path: str = "auto", dataset=None, parts=None) -> SplitTra
 
     base, addon_name = parse_method(cfg.algorithm)
     framework = framework_of(cfg.algorithm, cfg.split.framework)
-    options = options_class(base, addon_name)(**dict(cfg.options or {}))
+    opts_cls = options_class(base, addon_name)
+    built = cfg.options_object() if hasattr(cfg, "options_object") else None  # a RunConfig's, built once
+    options = built if isinstance(built, opts_cls) else opts_cls(**dict(cfg.options or {}))
     method, addon = make_method(base, options), make_addon(addon_name, options)
     check_setup(framework, method, addon, cfg.local, path)
     n, k = int(cfg.split.clients), int(cfg.split.per_round)
