@@ -226,9 +226,9 @@ def test_fidelity_official_on_the_preset_selects_every_rule():
     official = paper.with_overrides(["options.fidelity=official"])
     assert FedQSOptions(**paper.options).rules() == PAPER == FIDELITY_RULES["paper"]
     assert FedQSOptions(**official.options).rules() == OFFICIAL == FIDELITY_RULES["official"]
-    opts = FedQSSGD(official.options).options  # what the strategy runs with: every rule explicit
-    assert {k: getattr(opts, k) for k in OFFICIAL} == OFFICIAL and opts.variant == "sgd"
-    assert {k: getattr(FedQSSGD(paper.options).options, k) for k in PAPER} == PAPER
+    strategy = FedQSSGD(official.options)  # what it runs with: its rules object, every rule explicit
+    assert strategy.rules.as_dict() == OFFICIAL and strategy.options.variant == "sgd"
+    assert FedQSSGD(paper.options).rules.as_dict() == PAPER
     assert FedQSOptions().fidelity == "paper" and FedQSOptions().resolved().similarity == "cosine"
     assert official.config_hash() != paper.config_hash()
     # and back: the paper's rules again, the same hash as the preset

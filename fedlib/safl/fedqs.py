@@ -1005,7 +1005,6 @@ class FedQS(Strategy):
     def __init__(self, options=None):
         super().__init__(options)
         self.rules: FedQSRules = self.options.fidelity_rules()  # chosen once: fidelity + explicit options
-        self.options = dataclasses.replace(self.options, **self.rules.as_dict())  # every rule explicit
         self.aggregation, self._combine = VARIANT_AGGREGATION[self.options.variant]
         self._store_at_upload = STORE_AT_UPLOAD[self.options.local_update]
         self._mod2 = self.options.mod2_params(self.rules)  # warmup_momentum follows ctx.base_local
