@@ -25,6 +25,8 @@ taken from the plain average [D].
 
 from __future__ import annotations
 
+import dataclasses
+
 from dataclasses import dataclass
 
 import torch
@@ -72,6 +74,11 @@ class ServerAddon:
     name = "none"
     state_key: str | None = "addon"  # its entry in SplitTrainer.state_dict()
     options = None
+
+    @classmethod
+    def from_options(cls, options) -> "ServerAddon":
+        """The add-on built from its options dataclass instance (default: its fields as keywords)."""
+        return cls(**dataclasses.asdict(options))
 
     def check_framework(self, framework: str) -> None:
         """Raise a FedlibError if the add-on is not defined on ``framework`` (sflv1/sflv2)."""
@@ -192,6 +199,10 @@ class SMoFi(ServerAddon):
         self.options = options or SMoFiOptions()
         self.hook: SMoFiHook | None = None
         self.carry: dict[str, dict[str, Tensor]] = {}  # {kind: {name: fused buffer}}
+
+    @classmethod
+    def from_options(cls, options: SMoFiOptions) -> "SMoFi":
+        return cls(options)
 
     def check_framework(self, framework):
         check(framework == "sflv1",

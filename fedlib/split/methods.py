@@ -55,11 +55,11 @@ def options_class(base: str, addon: str | None) -> type:
         for f in dataclasses.fields(cls):
             fields.append((f.name, f.type, field(default=f.default)))
 
-    def __post_init__(self):
+    def __post_init__(self):  # each part validates and normalises its own fields (e.g. SMoFi's alpha)
         for cls in parts:
-            _part(cls, self)
-        if addon == "smofi":
-            self.alpha = float(self.alpha)
+            part = _part(cls, self)
+            for f in dataclasses.fields(cls):
+                setattr(self, f.name, getattr(part, f.name))
 
     name = "".join(p.capitalize() for p in (base, addon) if p) + "Options"
     cls = dataclasses.make_dataclass(name, fields, namespace={"__post_init__": __post_init__,
@@ -99,6 +99,7 @@ def option_values(options: Any) -> dict:
 
 _BASE_CLASSES: dict[str, type[BaseMethod]] = {"fedavg": FedAvg, "fedprox": FedProx,
                                               "fednar": FedNAR, "fednag": FedNAG}
+_ADDON_CLASSES: dict[str, type[ServerAddon]] = {"smofi": SMoFi, "fedavgm": FedAvgM, "slowmo": SlowMo}
 
 
 def make_method(base: str, options) -> BaseMethod:
@@ -117,7 +118,4 @@ def make_addon(addon: str | None, options) -> ServerAddon:
         return ServerAddon()
     if addon not in ADDONS:
         raise FedlibError(f"unknown split-FL add-on {addon!r}", f"use one of: {', '.join(ADDONS)}")
-    part = _part(ADDON_OPTIONS[addon], options)
-    if addon == "smofi":
-        return SMoFi(part)
-    return {"fedavgm": FedAvgM, "slowmo": SlowMo}[addon](**dataclasses.asdict(part))
+    return _ADDON_CLASSES[addon].from_options(_part(ADDON_OPTIONS[addon], options))
