@@ -61,8 +61,10 @@ def verdict(diff: dict, expected_sign: int = 1) -> str:
     if diff["n"] < 2 or diff["lo"] != diff["lo"]:
         return f"not resolved (only {diff['n']} pair)"
     lo, hi = diff["lo"], diff["hi"]
+    # pairs on the paper's side: positive differences, or negative ones where lower is better (a loss)
+    favour = diff["wins"] if expected_sign > 0 else sum(x < 0 for x in diff.get("diffs", []))
     if lo > 0 or hi < 0:
         sign = 1 if lo > 0 else -1
         return ("paper's direction reproduced" if sign == expected_sign else "opposite of the paper's direction") + \
-            f" (interval excludes 0; {diff['wins']}/{diff['n']} pairs favour the method)"
-    return f"not resolved: the interval contains 0 ({diff['wins']}/{diff['n']} pairs favour the method)"
+            f" (interval excludes 0; {favour}/{diff['n']} pairs favour the method)"
+    return f"not resolved: the interval contains 0 ({favour}/{diff['n']} pairs favour the method)"
