@@ -516,3 +516,39 @@ def test_registered_names_and_variant_guard():
         FedQSAvg({"variant": "sgd"})
     with pytest.raises(FedlibError, match="unknown option"):
         FedQSSGD({"simularity": "cosine"})
+
+
+# ------------------------------------------------------------------ issue 29: the authors' data
+def test_every_method_trains_on_its_whole_partition_and_fedqs_validates_on_training_data():
+    """No FedQS preset removes a validation split: FedAvg's clients train on every sample of their
+    partition; FedQS's situation-test samples (≤ 20 per class, the official code's rule) are part of
+    its training data; the paper's 8:2 holdout is the named variant ``data.validation=holdout``."""
+    from fedlib.data import make_partition
+    from fedlib.experiments import RunConfig
+    from fedlib.safl.algorithms import prepare_task
+    from fedlib.safl.fedqs import FedQSAvg
+
+    for name in ("fedavg-cifar10", "fedqs-avg-cifar10", "fedqs-sgd-adult-gender", "fedavg-shakespeare"):
+        assert RunConfig.from_preset(name).data.validation == "none", name
+    fedavg = RunConfig.from_preset("fedavg-cifar10-cpu")  # the cpu reports' CIFAR-10 setting
+    ds, parts, val_parts, _, _ = prepare_task(fedavg)
+    assert val_parts is None
+    whole = make_partition(fedavg.data.partition, ds, int(fedavg.safl.clients), int(fedavg.seed),
+                           alpha=float(fedavg.data.alpha))
+    assert sum(len(p) for p in parts) == ds.num_train == sum(len(p) for p in whole)
+    assert all(torch.equal(a, b) for a, b in zip(parts, whole))
+
+    from fedlib.safl.algorithms import build_simulator
+    cfg = RunConfig.from_preset("fedqs-avg-adult-gender-smoke")
+    sim = build_simulator(cfg, FedQSAvg(cfg.options))
+    st = sim.strategy
+    for c in range(sim.n):
+        idx = st._validation(c, sim.ctx)
+        assert idx.numel() > 0 and bool(torch.isin(idx, sim.train_parts[c]).all())
+        counts = torch.bincount(sim.dataset.train_y[idx])
+        assert int(counts.max()) <= 20
+    # the paper's 8:2 variant: FedQS reads the holdout part, which is not trained on
+    holdout = cfg.with_overrides(["data.validation=holdout"])
+    sim2 = build_simulator(holdout, FedQSAvg(holdout.options))
+    idx = sim2.strategy._validation(0, sim2.ctx)
+    assert torch.equal(idx, sim2.val_parts[0]) and not bool(torch.isin(idx, sim2.train_parts[0]).any())

@@ -38,7 +38,7 @@ OFFICIAL = {
     "momentum_rule": "code", "threshold_refresh": "aggregation", "first_comparison": "skip_initial",
 }
 PAPER = {
-    "similarity": "cosine", "mod1_vector": "delta", "feedback_reset": "update", "validation": "holdout",
+    "similarity": "cosine", "mod1_vector": "delta", "feedback_reset": "update", "validation": "auto",
     "threshold_on": "similarity", "bias_ratio": "similarity", "phi": "k/n", "momentum_rule": "paper",
     "threshold_refresh": "start", "first_comparison": "initial",
 }

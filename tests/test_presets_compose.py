@@ -18,7 +18,10 @@ the test recomputes the current (v2) hash from the snapshot's config and that fi
 Issue 17 changed the FedQS task bases on purpose (``safl.upload: overwrite``, ``safl.delays:
 official-100``: the official code's regime): the 56 SAFL names built on them were regenerated from
 the new presets (config and its legacy hash under ``fedlib`` 0.1.0); nothing else differs from the
-old snapshot, and every other entry is untouched.
+old snapshot, and every other entry is untouched. Issue 29 changed them once more on purpose
+(``data.validation: none``: every method trains on all of its client's partition, as in the official
+code; FedQS's situation test reads ≤ 20 per class of that training data): in the same 56 entries
+only ``data.validation`` and the legacy hash were rewritten.
 """
 
 from __future__ import annotations

@@ -633,6 +633,15 @@ class ValidationRule:
     indices: Callable[[int, SimContext], Tensor]
     per_class: bool
 
+    def for_context(self, ctx: SimContext) -> "ValidationRule":
+        """The rule that applies to ``ctx``: itself, except ``auto`` (the default, spec §4
+        revised), which is ``holdout`` when the run has a validation part per client
+        (``data.validation=holdout``, the paper's 8:2 variant) and ``first_per_class`` otherwise
+        (the official code: ≤ 20 per class of the training data, kept in training)."""
+        if self.name != "auto":
+            return self
+        return VALIDATION_RULES["holdout" if ctx.val_parts is not None else "first_per_class"]
+
     def check_context(self, ctx: SimContext) -> None:
         """Raise unless ``ctx`` carries the data this rule reads."""
         if self.per_class:
@@ -656,6 +665,8 @@ VALIDATION_RULES: dict[str, ValidationRule] = {
         ValidationRule("holdout", _holdout_indices, per_class=False),  # [P]
         ValidationRule("per_class", _random_per_class_indices, per_class=True),  # [D]
         ValidationRule("first_per_class", _first_per_class_indices, per_class=True),  # [C] (g)
+        # [D] default (spec §4 revised): first_per_class, or holdout where data.validation sets one
+        ValidationRule("auto", _first_per_class_indices, per_class=True),
     )
 }
 VALIDATIONS = tuple(VALIDATION_RULES)
@@ -793,7 +804,8 @@ PAPER_RULES = FedQSRules(
     similarity="cosine",  # [P] §5.1
     mod1_vector="delta",  # [P] §3.2 L_g = w^t − w^{t−1}
     feedback_reset="update",  # [D]
-    validation="holdout",  # [P] 8:2 split
+    validation="auto",  # spec §4 revised: the code's ≤ 20 per class of the training data [C],
+    # or the paper's 8:2 holdout [P] when the run sets data.validation=holdout (a named variant)
     threshold_on="similarity",  # [P] eq. 2: s_i < s̄
     bias_ratio="similarity",  # [P] §3.3 G = s̄/s_i
     phi=PHI_K_OVER_N,  # [P] §3.4 φ = K/N
@@ -874,7 +886,8 @@ class FedQSOptions:
     feedback_reset: ``update`` [D] (the flag and G travel with the update they were computed for)
         | ``global`` [C] a per-client flag table, read at aggregation (with the current G) and
         cleared for every client after each aggregation.
-    validation: SSBC situation test data: ``holdout`` [P] (the client's validation part
+    validation: SSBC situation test data: ``auto`` (default, spec §4 revised: ``holdout`` where the
+        run sets ``data.validation=holdout``, else ``first_per_class``) | ``holdout`` [P] (the client's validation part
         ``ctx.val_parts``, spec 8:2) | ``per_class`` [D] ≤ 20 *random* samples per class from the
         client's training data | ``first_per_class`` [C] (g) the *first* ≤ 20 per class, in the
         order of the client's training indices; both per-class forms halve the accuracy of a
@@ -1043,7 +1056,7 @@ class FedQS(Strategy):
                 "set local.optimizer='sgd' or options momentum=False",
             )
         if o.momentum or o.feedback:  # the SSBC situation test can change something
-            self.rules.validation_rule.check_context(ctx)
+            self.rules.validation_rule.for_context(ctx).check_context(ctx)
 
     def _param_keys(self, ctx: SimContext, state: State) -> list[str]:
         if self._keys is None:
@@ -1087,7 +1100,7 @@ class FedQS(Strategy):
     def _validation(self, c: int, ctx: SimContext) -> Tensor:
         """The client's situation-test indices (cached; derived from the seed, not saved)."""
         if c not in self._val_cache:
-            self._val_cache[c] = self.rules.validation_rule.indices(c, ctx)
+            self._val_cache[c] = self.rules.validation_rule.for_context(ctx).indices(c, ctx)
         return self._val_cache[c]
 
     def _per_class_accuracy(self, c: int, ctx: SimContext) -> Tensor | None:
@@ -1099,7 +1112,7 @@ class FedQS(Strategy):
             return None
         acc = torch.as_tensor(ctx.evaluate_per_class(ctx.global_history(1)[-1], idx), dtype=torch.float64)
         acc = acc.cpu() * 100.0  # evaluate_per_class gives fractions; the threshold is in points
-        if self.rules.validation_rule.per_class:
+        if self.rules.validation_rule.for_context(ctx).per_class:
             counts = torch.bincount(ctx.dataset.train_y.detach().cpu()[idx], minlength=acc.numel())
             acc = torch.where(counts[: acc.numel()] < 10, acc / 2, acc)
         return acc
