@@ -153,16 +153,21 @@ def cmd_verify(args) -> int:
             new = run(cfg, store=ResultStore(scratch), progress=False, threads=1)
             old = csv_to_frame(ledger.read(h)["history.csv"])
             c = compare_histories(old, new.history)
+            was = json.loads(ledger.read(h)["summary.json"]).get("final_accuracy")
+            now = new.summary.get("final_accuracy")
+            final = (now - was) * 100 if isinstance(was, (int, float)) and isinstance(now, (int, float)) else None
             same_type = made_on == here
             result = "identical" if c["identical"] else f"differs from round {c['first_round']}"
             if not c["identical"] and same_type:
                 bad += 1
                 result += " (same CPU type: not expected)"
             rows.append({"run": h[:12], "algorithm": cfg.algorithm, "rounds": cfg.rounds, "result": result,
-                         "max |accuracy diff| (points)": c["max_acc_diff"], "made on": made_on,
+                         "max |accuracy diff| (points)": c["max_acc_diff"], "final accuracy diff (points)": final,
+                         "made on": made_on,
                          "minutes": round((time.perf_counter() - t0) / 60, 1)})
             print(f"  {h[:12]} {cfg.algorithm:<10} {result}; max |acc diff| "
-                  f"{c['max_acc_diff'] if c['max_acc_diff'] is not None else float('nan'):.3f} points; "
+                  f"{c['max_acc_diff'] if c['max_acc_diff'] is not None else float('nan'):.3f} points, final "
+                  f"{final if final is not None else float('nan'):+.3f}; "
                   f"made on {made_on}", flush=True)
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 60):
         print(pd.DataFrame(rows).to_string(index=False))
