@@ -93,8 +93,9 @@ def prepare_task(cfg):
     return ds, parts, val_parts, test, model
 
 
-def build_simulator(cfg, strategy: Strategy) -> SAFLSimulator:
-    """The simulator for ``cfg`` with ``strategy`` (everything validated before training)."""
+def build_simulator(cfg, strategy: Strategy, **simulator_options) -> SAFLSimulator:
+    """The simulator for ``cfg`` with ``strategy`` (everything validated before training);
+    ``simulator_options``: further :class:`SAFLSimulator` arguments (e.g. ``skip_unread``)."""
     s = cfg.safl
     check(int(s.k) <= int(s.clients), f"safl.k={s.k} updates per round exceeds safl.clients={s.clients}",
           "lower safl.k or raise safl.clients")
@@ -106,7 +107,7 @@ def build_simulator(cfg, strategy: Strategy) -> SAFLSimulator:
     return SAFLSimulator(model, ds, parts, strategy, k=int(s.k), delays=delays, local=cfg.local,
                          rounds=int(cfg.rounds), seed=int(cfg.seed), upload=s.upload, scenario=s.scenario,
                          mode=s.mode, val_parts=val_parts, test_indices=test, device=device,
-                         backend=cfg.backend, eval_every=int(cfg.eval_every))
+                         backend=cfg.backend, eval_every=int(cfg.eval_every), **simulator_options)
 
 
 def strategy_factory(cls: type[Strategy]):
