@@ -142,5 +142,5 @@ def test_forest_plot_one_axis_per_column_and_colour_by_side():
     assert matplotlib.colors.to_hex(seg[0].get_color()) == SIDE_COLOURS["paper"]
     # the RWD column has its own x axis (tenths of a point), not the CV column's
     assert axes[("Avg", "RWD")].get_xlim()[1] < 2 < axes[("Avg", "CV")].get_xlim()[1]
-    assert axes[("Avg", "CV")].get_title() == "CV" and axes[("Avg", "CV")].get_ylabel() == "Avg"
+    assert axes[("Avg", "CV")].get_title(loc="left") == "Avg" and axes[("SGD", "RWD")].get_xlabel()
     assert fig.legends and not axes[("Avg", "CV")].get_legend()

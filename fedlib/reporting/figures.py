@@ -57,15 +57,17 @@ SIDE_LABELS = {"paper": "interval excludes 0 on the paper's side", "opposite": "
 
 
 def forest_plot(diffs: pd.DataFrame, y: str = "baseline", col: str = "column", row: str | None = None,
-                xlabel: str = "difference (points), 95% t-interval over the seeds", title: str | None = None,
-                panel_width: float = 3.2, label_width: float = 1.6, row_height: float = 0.36):
+                xlabel: str = "difference (points)", title: str | None = None,
+                panel_width: float = 3.2, row_height: float = 0.34):
     """A forest plot of paired differences: one panel per ``row`` × ``col`` (each column its own x
     axis, so a task whose differences are tenths of a point is not flattened by one whose differences
     are points), one line per ``y`` label with its mean and 95% interval (rows ``mean`` / ``lo`` /
     ``hi``), a grey line at 0. Colour = ``side`` (:func:`~fedlib.reporting.stats.side`): green where the
-    interval excludes 0 on the paper's side, red against it, grey unresolved (a NaN interval draws the
-    point only). The legend sits below the panels, never on them. Returns ``(fig, axes)`` with
-    ``axes[(row_value, col_value)]``."""
+    interval excludes 0 on the paper's side, red against it, grey unresolved, blue where the paper
+    claims no direction (a NaN interval draws the point only). Column names head the top row, row
+    names head each row on the left, the x label sits under the bottom row and the legend below it,
+    never on a panel. Returns ``(fig, axes)`` with ``axes[(row_value, col_value)]`` (row ``""`` when
+    ``row`` is None)."""
     import matplotlib.pyplot as plt
     from matplotlib.lines import Line2D
 
@@ -77,10 +79,13 @@ def forest_plot(diffs: pd.DataFrame, y: str = "baseline", col: str = "column", r
     rows, cols = list(dict.fromkeys(diffs[row])), list(dict.fromkeys(diffs[col]))
     labels = {r: list(dict.fromkeys(diffs.loc[diffs[row] == r, y])) for r in rows}
     longest = max((len(str(lab)) for labs in labels.values() for lab in labs), default=10)
-    width = label_width + 0.075 * longest + panel_width * len(cols)
-    height = sum(row_height * len(labels[r]) + 0.9 for r in rows) + 0.9
+    used = [s for s in SIDE_COLOURS if s in set(diffs["side"])]
+    legend_in = 0.45 if used else 0.0
+    head_in = 0.55 + (0.35 if title else 0.0)
+    width = 0.4 + 0.085 * longest + panel_width * len(cols)
+    height = sum(row_height * len(labels[r]) + 0.75 for r in rows) + head_in + legend_in + 0.45
     fig, grid = plt.subplots(len(rows), len(cols), figsize=(width, height), squeeze=False, sharex="col",
-                             gridspec_kw={"height_ratios": [max(len(labels[r]), 1) + 1.5 for r in rows]})
+                             gridspec_kw={"height_ratios": [len(labels[r]) + 0.8 for r in rows]})
     axes = {}
     for i, r in enumerate(rows):
         for j, c in enumerate(cols):
@@ -99,18 +104,19 @@ def forest_plot(diffs: pd.DataFrame, y: str = "baseline", col: str = "column", r
             ax.set_yticklabels(labels[r] if j == 0 else [])
             ax.tick_params(axis="y", length=0)
             ax.grid(axis="y", visible=False)
-            if i == 0:
-                ax.set_title(str(c), fontsize=10)
+            if i == 0:  # the column name above the row name's line
+                ax.annotate(str(c), xy=(0.5, 1), xycoords="axes fraction", xytext=(0, 18 if row != "_row" else 4),
+                            textcoords="offset points", ha="center", va="bottom", fontsize=10, fontweight="bold")
             if j == 0 and row != "_row":
-                ax.set_ylabel(str(r), fontsize=10, fontweight="bold")
-    fig.supxlabel(xlabel, fontsize=10)
+                ax.set_title(str(r), loc="left", fontsize=10, style="italic")
+            if i == len(rows) - 1:
+                ax.set_xlabel(xlabel, fontsize=9)
     if title:
         fig.suptitle(title, fontsize=11)
-    used = [s for s in SIDE_COLOURS if s in set(diffs["side"])]
-    handles = [Line2D([0], [0], color=SIDE_COLOURS[s], marker="o", lw=2, label=SIDE_LABELS[s]) for s in used]
-    fig.tight_layout(rect=(0, 0.06 if handles else 0, 1, 1))
-    if handles:
-        fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 4), frameon=False, fontsize=9,
+    fig.tight_layout(rect=(0, legend_in / height, 1, 1), h_pad=1.2)
+    if used:
+        handles = [Line2D([0], [0], color=SIDE_COLOURS[s], marker="o", lw=2, label=SIDE_LABELS[s]) for s in used]
+        fig.legend(handles=handles, loc="lower center", ncol=min(len(handles), 2), frameon=False, fontsize=9,
                    bbox_to_anchor=(0.5, 0.0))
     return fig, axes
 
