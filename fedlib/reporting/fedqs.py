@@ -301,9 +301,11 @@ def not_run_row(table: str, setting: str, reason: str) -> dict:
             "note": reason}
 
 
-def interval_note(row) -> str:
-    """``95% interval [lo, hi] over n seeds, per seed [...]; verdict`` of a :func:`paired_rows` row."""
-    return (f"95% interval [{row['lo']:.2f}, {row['hi']:.2f}] over {row['n']} seeds, per seed {row['per seed']}; "
+def interval_note(row, unit: str = "seeds") -> str:
+    """``95% interval [lo, hi] over n seeds, per seed [...]; verdict`` of a :func:`paired_rows` row
+    (``unit``: what one pair is, e.g. ``"pairs (setting × seed)"`` for a pooled difference)."""
+    per = "per seed" if unit == "seeds" else "per pair"
+    return (f"95% interval [{row['lo']:.2f}, {row['hi']:.2f}] over {row['n']} {unit}, {per} {row['per seed']}; "
             f"{row['verdict']}")
 
 

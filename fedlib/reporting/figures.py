@@ -111,6 +111,14 @@ def forest_plot(diffs: pd.DataFrame, y: str = "baseline", col: str = "column", r
                 ax.set_title(str(r), loc="left", fontsize=10, style="italic")
             if i == len(rows) - 1:
                 ax.set_xlabel(xlabel, fontsize=9)
+    for j, c in enumerate(cols):  # a column whose differences are all 0: a readable unit axis, not ±1e-17
+        vals = diffs.loc[diffs[col] == c, ["mean", "lo", "hi"]].to_numpy(dtype=float)
+        vals = vals[vals == vals]
+        if not len(vals) or vals.max() - vals.min() < 1e-9:
+            centre = float(vals.mean()) if len(vals) else 0.0
+            grid[0][j].set_xlim(centre - 1, centre + 1)
+        for i in range(len(rows)):
+            grid[i][j].ticklabel_format(axis="x", useOffset=False, style="plain")
     if title:
         fig.suptitle(title, fontsize=11)
     fig.tight_layout(rect=(0, legend_in / height, 1, 1), h_pad=1.2)
