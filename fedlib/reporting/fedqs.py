@@ -240,7 +240,8 @@ def paired_rows(runs, pairs, by=(), metrics=("final", "best"), method_col: str =
     seeds) of ``runs`` (one row per run: ``by`` columns, ``method_col``, ``seed``, ``metrics``).
 
     ``pairs``: ``(method, baseline, expected_sign)``; sign +1/−1 is the paper's direction (verdict),
-    0 a claim without a direction (:func:`interval_words`). One row per group × pair × metric."""
+    0 a claim without a direction (:func:`interval_words`). One row per group × pair × metric, with the
+    pair's ``sign`` and ``side`` (:func:`~fedlib.reporting.stats.side`; ``no direction claimed`` for 0)."""
     import pandas as pd
 
     from fedlib.reporting.stats import paired_difference, side, verdict
@@ -255,10 +256,11 @@ def paired_rows(runs, pairs, by=(), metrics=("final", "best"), method_col: str =
                 continue
             for metric in metrics:
                 r = paired_difference(sel, metric, method, base, method_col=method_col, pair_col=pair_col)
+                # the compared pair as ``method`` / ``baseline`` unless a ``by`` column has that name
+                pair = {k: v for k, v in (("method", method), ("baseline", base)) if k not in by}
                 rows.append({**dict(zip(by, key)), "comparison": f"{method} − {base}", "metric": metric,
                              "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"],
-                             "verdict": verdict(r, sign) if sign else interval_words(r),
-                             "method": method, "baseline": base, "sign": sign,
+                             "verdict": verdict(r, sign) if sign else interval_words(r), **pair, "sign": sign,
                              "side": side(r, sign) if sign else "no direction claimed"})
     return pd.DataFrame(rows)
 
