@@ -283,9 +283,11 @@ for task in ALL_TASKS:
         out.append(not_run_row("Table 2", TASKS[task][2], f"not in `tasks` of this execution ({profile} profile)"))
     elif task in task_list and len(methods_on(task)) < len(METHODS):
         left = [METHODS[m][0] for m in METHODS if m not in methods_on(task)]
+        cut = is_reduced(task, profile, rounds_of(task))[0] and task not in full_tasks and S["reduced_methods"] is not None
         out.append(not_run_row("Table 2", f"{TASKS[task][2]}: {', '.join(left)}",
-                               "not in `methods` / `reduced_methods` for this column (cost: the " + profile +
-                               " profile runs the six main methods on reduced columns outside `full_tasks`)"))
+                               "left out of this column by `reduced_methods` (cost: a reduced column outside "
+                               "`full_tasks` runs only those)" if cut and set(method_list) - set(methods_on(task))
+                               else "left out by `methods` in this execution"))
 
 
 def family(fedqs_label, base_label=None):
