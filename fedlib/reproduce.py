@@ -182,6 +182,7 @@ def write_index(out: Path, profile: str, index: dict) -> Path:
             lines.append(markdown_table(pd.read_csv(table).astype(object).fillna("")))
         else:
             lines.append("(this notebook wrote no paper-vs-measured table)")
+    lines += not_run_section(profile)
     path = out / "README.md"
     atomic_write_bytes(path, ("\n".join(lines) + "\n").encode())
     return path
@@ -215,6 +216,22 @@ def _record_runs(root: Path, out: Path, rel: str, log: Path, profile: str) -> No
     atomic_write_bytes(target, (json.dumps({"report": rel, "runs": hashes}, indent=1) + "\n").encode())
     if profile != "smoke" and hashes:
         export_runs(results_store(), Ledger(root / "ledger"), hashes)
+
+
+def not_run_section(profile: str) -> list[str]:
+    """The index's last section: every paper table, row or panel no notebook runs at ``profile``, with
+    the reason (:func:`fedlib.reporting.coverage.not_run`); rows a notebook leaves out itself are
+    ``not run`` rows of its own table above."""
+    from fedlib.reporting.coverage import not_run
+
+    rows = not_run(profile)
+    if not rows:
+        return []
+    return ["", "## Not run at this profile", "",
+            "Paper tables, rows and panels that no notebook runs at this profile, and why. Rows a notebook "
+            "leaves out itself appear in its own table above with *measured* `not run`.", "",
+            markdown_table(pd.DataFrame([{"paper": r["paper"], "table / row": r["item"],
+                                          "status": "not run", "reason": r["reason"]} for r in rows]))]
 
 
 def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool = False,
