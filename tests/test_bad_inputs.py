@@ -174,8 +174,9 @@ def test_scientific_notation_is_a_number(value, expected):
 
 
 def test_tiny_alpha_and_yaml_scientific_notation(tmp_path):
-    cfg = RunConfig.from_preset("fedavg-cifar10-smoke").with_overrides(["data.alpha=1e-9"])
-    assert cfg.data.alpha == 1e-9
+    # issue 33: 1e-6 is the smallest alpha accepted (below it every value gives the same split)
+    cfg = RunConfig.from_preset("fedavg-cifar10-smoke").with_overrides(["data.alpha=1e-6"])
+    assert cfg.data.alpha == 1e-6
     path = tmp_path / "mine.yaml"
     path.write_text(f"extends: {ADULT}\nlocal:\n  lr: 1e-3\n")
     assert RunConfig.from_yaml(path).local.lr == 1e-3

@@ -378,6 +378,11 @@ class RunConfig:
               f", not {d.dataset!r}", "use partition=iid, dirichlet or shards for this dataset")
         check(d.alpha > 0 and math.isfinite(d.alpha),
               f"data.alpha (Dirichlet concentration) must be > 0, got {d.alpha}")
+        # [D, issue 33] below 1e-6 the Dirichlet draw gives each class to one client whatever the
+        # value (1e-9 and 1e-300 split alike): a typo, not a setting
+        check(d.alpha >= MIN_ALPHA, f"data.alpha={d.alpha} is below {MIN_ALPHA}: every smaller value "
+              "gives each class to a single client (the same split), so it sets nothing",
+              "use e.g. data.alpha=0.1 (strong label skew) or partition=shards for one-class shards")
         _at_least("data.shards_per_client", d.shards_per_client, 1)
         if d.roles is not None:
             _at_least("data.roles", d.roles, 1)
@@ -510,6 +515,7 @@ MAX_ROUNDS = 100_000
 MAX_CLIENTS = 100_000
 MAX_RATIO = 10_000
 MAX_SIZE = 10_000_000
+MIN_ALPHA = 1e-6
 
 
 def _at_most(name: str, value, high, note: str = "") -> None:
