@@ -266,7 +266,6 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
     out.mkdir(parents=True, exist_ok=True)
     index = _load_index(out)
     books = find_notebooks(root, only)
-    check_params(books, params)
     bar = progress_bar(books, desc=f"reproduce [{profile}]", unit="notebook")
     for book in bar:
         source = str(book.relative_to(root / "notebooks"))

@@ -322,8 +322,8 @@ class ResultStore:
         d = self.root / h
         try:
             st = os.lstat(d)
-        except FileNotFoundError:
-            return "missing"
+        except (FileNotFoundError, NotADirectoryError):
+            return "missing"  # (the store root itself missing or not a folder: said elsewhere)
         except OSError as err:
             return f"it cannot be inspected ({err.strerror})"
         if stat.S_ISLNK(st.st_mode):
@@ -539,7 +539,21 @@ class ResultStore:
             except OSError as err:
                 if err.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.EISDIR, errno.ENOTDIR):
                     raise
-            self._discard(h)
+            # no exchange here: the old folder goes aside (a reader waits while it is there), the new
+            # one is renamed in, and only then is the old one deleted
+            aside = self.root / f".{h[:12]}.{uuid.uuid4().hex[:12]}.old"
+            try:
+                os.rename(final, aside)
+            except FileNotFoundError:
+                continue
+            try:
+                os.rename(tmp, final)
+                return
+            except OSError as err:
+                if err.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.EISDIR, errno.ENOTDIR):
+                    raise
+            finally:
+                shutil.rmtree(aside, ignore_errors=True)
         # another writer keeps winning the race: its result is as complete as ours
         if self.status(h)[0] != "done":
             raise FedlibError(f"could not write result {h[:12]} into {self.root}: the folder "
