@@ -246,6 +246,12 @@ class ResultStore:
                               "see `fedlib results list` for the stored hashes")
         prefix = prefix.strip().lower()
         matches = [h for h in self.hashes() if h.startswith(prefix)] if prefix else []
+        for _ in range(200):  # without RENAME_EXCHANGE: a replacement under way has its old folder aside
+            if matches or not re.fullmatch(r"[0-9a-f]{1,64}", prefix) \
+                    or not self._write_under_way(prefix[:12] + "*"):
+                break
+            time.sleep(0.005)
+            matches = [h for h in self.hashes() if h.startswith(prefix)]
         if not matches:
             raise FedlibError(f"no result {prefix!r} in {str(self.root)!r}",
                               "see `fedlib results list` for the stored hashes")
