@@ -40,6 +40,11 @@ def find_notebooks(root: Path, only: list[str] | None = None) -> list[Path]:
     if not folder.is_dir():
         raise FedlibError(f"no notebooks/ folder under {root}", "run fedlib reproduce from the fedlib checkout")
     books = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    if only is not None:
+        blank = [o for o in only if not str(o).strip()]
+        if not only or blank:
+            raise FedlibError("--only needs notebook names (an empty name would select every notebook)",
+                              "e.g. --only fedqs/table2 smofi/main_accuracy, or leave --only out for all")
     if only:
         chosen = [p for p in books if any(o in str(p.relative_to(folder)) for o in only)]
         if not chosen:
@@ -72,10 +77,111 @@ def _sha(path: Path) -> str:
 
 
 def _load_index(out: Path) -> dict:
+    """The index on disk; a damaged one (unreadable, not a mapping of entries) reads as empty, with
+    one line saying so (issue 33: it is rewritten by the next notebook's entry, never a stuck state)."""
     try:
-        return json.loads((out / INDEX_JSON).read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
+        index = json.loads((out / INDEX_JSON).read_text())
+    except FileNotFoundError:
         return {}
+    except (OSError, ValueError) as err:
+        print(f"fedlib reproduce: {out / INDEX_JSON} is unreadable ({err}); starting a new index",
+              file=sys.stderr)
+        return {}
+    if not isinstance(index, dict):
+        return {}
+    return {k: v for k, v in index.items() if isinstance(v, dict) and isinstance(v.get("status"), str)}
+
+
+# what a notebook parameter must hold, by name [D, issue 33]: the parameters cells default most of
+# them to None, so their type is stated here (a name not listed takes any YAML value)
+_SEEDS = ("seeds", "reduced_seeds", "optimizer_seeds")
+_COUNTS = ("rounds", "workers", "sync_seeds", "smooth", "timeline_clients", "timeline_k",
+           "timeline_ratio", "timeline_rounds", "replay_rounds", "clients", "k", "max_train",
+           "max_test", "n_clients", "last", "eval_every", "identity_steps", "sketch_dim", "batch_size")
+_NAMES = ("tasks", "methods", "reduced_methods", "datasets", "pairs", "partial_pairs", "participations",
+          "frameworks", "ablations", "rules", "architectures", "optimizers", "systems", "uploads",
+          "variants", "scenarios", "partial_methods")
+_NUMBERS = ("alpha", "target", "adam_lr", "lr", "momentum", "dirichlet_alpha")
+
+
+def _param_problem(name: str, value) -> str | None:
+    """Why ``value`` cannot be notebook parameter ``name`` (None: it can, or its type is open)."""
+    if value is None:
+        return None
+    is_int = lambda v: isinstance(v, int) and not isinstance(v, bool)  # noqa: E731
+    is_num = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)  # noqa: E731
+    items = value if isinstance(value, list) else [value]  # a scalar is a one-element list (apply_knobs)
+    if name in _SEEDS and not (items and all(is_int(v) and v >= 0 for v in items)):
+        return "a list of integers >= 0, e.g. [0, 1, 2]"
+    if name == "seed" and not (is_int(value) and value >= 0):
+        return "an integer >= 0"
+    if name in _COUNTS and not (is_int(value) and value >= 1):
+        return "an integer >= 1"
+    if name in _NAMES and not (items and all(isinstance(v, str) for v in items)):
+        return "a list of names, e.g. [a, b]"
+    if name in _NUMBERS and not is_num(value):
+        return "a number"
+    if name in ("alphas", "targets", "client_counts") and not (items and all(is_num(v) for v in items)):
+        return "a list of numbers"
+    return None
+
+
+def notebook_parameters(book: Path) -> dict:
+    """The names and default values of ``book``'s parameters cell (tagged ``parameters``)."""
+    import ast
+
+    try:
+        cells = json.loads(book.read_text(encoding="utf-8")).get("cells", [])
+    except (OSError, ValueError) as err:
+        raise FedlibError(f"cannot read notebook {book.name}: {err}") from None
+    for cell in cells:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            src = cell.get("source", "")
+            tree = ast.parse("".join(src) if isinstance(src, list) else src)
+            out = {}
+            for node in tree.body:
+                if isinstance(node, ast.Assign):
+                    for target in node.targets:
+                        if isinstance(target, ast.Name):
+                            try:
+                                out[target.id] = ast.literal_eval(node.value)
+                            except ValueError:
+                                out[target.id] = None
+            return out
+    return {}
+
+
+def check_params(books: list[Path], params: dict | None) -> None:
+    """FedlibError unless every ``-p`` name is a parameter of every selected notebook, of its type,
+    before any notebook runs (issue 33: an unknown name used to run the defaults as a variant)."""
+    if not params:
+        return
+    if "profile" in params:
+        raise FedlibError("-p profile=... is not a notebook parameter here: the report folder is chosen "
+                          "by --profile", f"use --profile {params['profile']}")
+    for book in books:
+        known = notebook_parameters(book)
+        unknown = [n for n in params if n not in known]
+        if unknown:
+            import difflib
+
+            close = difflib.get_close_matches(unknown[0], list(known), n=1)
+            raise FedlibError(f"notebook {book.parent.name}/{book.stem} has no parameter {unknown[0]!r}",
+                              (f"did you mean {close[0]}? " if close else "")
+                              + f"its parameters: {', '.join(n for n in known if n != 'profile')}")
+    for name, value in params.items():
+        why = _param_problem(name, value)
+        if why:
+            raise FedlibError(f"notebook parameter {name}={value!r:.80} must be {why}",
+                              f"write e.g. -p '{name}=VALUE' with {why}")
+
+
+def _failure(err: BaseException) -> str:
+    """One line saying why a notebook failed: the cell's exception (papermill's ename: evalue)."""
+    ename, evalue = getattr(err, "ename", None), getattr(err, "evalue", None)
+    text = f"{ename}: {evalue}" if ename else f"{type(err).__name__}: {err}"
+    text = " ".join(text.split())
+    return text if len(text) <= 2000 else text[:2000] + " ..."
 
 
 def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "python3",
@@ -271,8 +377,7 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
             index[rel] = {"status": "done", "seconds": round(seconds, 1), "key": key, "notebook": source,
                           "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")}
         except Exception as err:  # noqa: BLE001 — a failing notebook must not stop the batch
-            index[rel] = {"status": "failed", "key": key, "notebook": source,
-                          "error": f"{type(err).__name__}: {err}"[:500]}
+            index[rel] = {"status": "failed", "key": key, "notebook": source, "error": _failure(err)}
             print(f"fedlib reproduce: {rel} failed: {index[rel]['error']}", file=sys.stderr)
             if not keep_going:
                 raise
@@ -284,6 +389,11 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
     index = _load_index(out)
     write_index(out, profile, index)
     return index
+
+
+def batch_entries(root: Path, books: list[Path], params: dict | None) -> list[str]:
+    """The index keys (report paths) of this batch's notebooks."""
+    return [report_rel(str(b.relative_to(root / "notebooks")), params) for b in books]
 
 
 def _param_flags(entry: dict) -> str:
@@ -337,12 +447,21 @@ def register(subparsers) -> None:
 def _cli(args) -> int:
     root = project_root()
     params = parse_params(args.param)  # a bad -p is reported before anything runs
+    check_params(find_notebooks(root, args.only), params)
     if args.list:
         for book in find_notebooks(root, args.only):
             print(book.relative_to(root))
         return 0
     index = reproduce(args.profile, args.only, args.force, root, params=params, recompute=args.recompute)
-    failed = [k for k, v in index.items() if v["status"] != "done"]
-    print(f"{len(index) - len(failed)} notebooks done, {len(failed)} failed; "
+    # this batch's notebooks decide the exit status; a failure recorded earlier for another
+    # notebook or variant is reported, not inherited (issue 33: it used to fail every later batch)
+    mine = set(batch_entries(root, find_notebooks(root, args.only), params))
+    failed = [k for k in mine if index.get(k, {}).get("status") != "done"]
+    earlier = sorted(k for k, v in index.items() if k not in mine and v.get("status") != "done")
+    print(f"{len(mine) - len(failed)} notebooks done, {len(failed)} failed; "
           f"index: reports/{resolve_profile(args.profile)}/README.md")
+    if earlier:
+        print(f"fedlib reproduce: note: {len(earlier)} other report(s) in the index failed in an earlier "
+              f"batch (not this one): {', '.join(earlier[:5])}{' ...' if len(earlier) > 5 else ''}; "
+              "re-run them with --only", file=sys.stderr)
     return 1 if failed else 0

@@ -187,6 +187,9 @@ class RunConfig:
     def from_preset(cls, name: str, overrides=None) -> "RunConfig":
         """Load preset ``name`` (a file in fedlib/presets/ or a composed ``<algorithm>-<task>[-<profile>]``,
         fedlib/presets/README.md), then apply ``overrides``."""
+        check(isinstance(name, str) and bool(name.strip()),
+              f"a preset name must be a non-empty string, got {type(name).__name__} {name!r:.60}",
+              "e.g. RunConfig.from_preset('fedavg-adult-gender-smoke'); `fedlib presets` lists them")
         d = load_preset_dict(name)
         return cls.from_dict(d).with_overrides(overrides) if overrides else cls.from_dict(d)
 
@@ -194,17 +197,27 @@ class RunConfig:
         """A new validated config with ``["section.key=value", ...]`` (or a dict) applied.
 
         Values are parsed with ``yaml.safe_load`` (``20`` -> int, ``0.05`` -> float, ``null`` ->
-        None, ``[1, 2]`` -> list); ``options.NAME=value`` sets an algorithm option.
+        None, ``[1, 2]`` -> list); ``options.NAME=value`` sets an algorithm option. A dict value
+        for a section (``{"local": {"lr": 0.05}}``) is merged into that section key by key, as
+        :meth:`replace` does (issue 33: it used to reset the section's other fields). A key this
+        run does not read (``data.alpha`` without a Dirichlet partition, ``model.cut`` outside split
+        FL) is refused when the override changes it: it would only store a duplicate run.
         """
         d = self.to_dict()
-        explicit = set()
+        explicit, touched = set(), set()
         for key, value in parse_overrides(overrides):
-            set_path(d, key, value)
+            check(isinstance(key, str) and bool(key.strip()),
+                  f"override key {key!r} must be a dotted name such as 'local.lr'",
+                  "write e.g. {'local.lr': 0.05} or ['local.lr=0.05']")
+            _merge_path(d, key, value)
+            touched |= _leaf_keys(key, value)
             if key == "options":
                 explicit |= set(value) if isinstance(value, dict) else set()
             elif key.startswith("options."):
                 explicit.add(key.split(".", 2)[1])
-        return RunConfig.from_dict(self._carry_options(d, explicit))
+        new = RunConfig.from_dict(self._carry_options(d, explicit))
+        _refuse_unread(self, new, touched)
+        return new
 
     def replace(self, **changes) -> "RunConfig":
         """A new validated config with keyword changes merged in (sections as dicts)."""
@@ -212,7 +225,9 @@ class RunConfig:
         d = deep_merge(self.to_dict(), changes)
         explicit = set(changes.get("options") or {}) if isinstance(changes.get("options"), dict) \
             else set()
-        return RunConfig.from_dict(self._carry_options(d, explicit))
+        new = RunConfig.from_dict(self._carry_options(d, explicit))
+        _refuse_unread(self, new, {k for key, v in changes.items() for k in _leaf_keys(key, v)})
+        return new
 
     def _carry_options(self, d: dict, explicit: set) -> dict:
         """When an override switches the algorithm, drop the old algorithm's *default* options.
@@ -342,6 +357,7 @@ class RunConfig:
 
         check_choice("paradigm", self.paradigm, paradigms())
         _at_least("rounds", self.rounds, 1)
+        _at_most("rounds", self.rounds, MAX_ROUNDS, "the papers run 400")
         _at_least("eval_every", self.eval_every, 1)
         _at_least("checkpoint_every", self.checkpoint_every, 0)
         _at_least("seed", self.seed, 0)
@@ -362,12 +378,20 @@ class RunConfig:
               f", not {d.dataset!r}", "use partition=iid, dirichlet or shards for this dataset")
         check(d.alpha > 0 and math.isfinite(d.alpha),
               f"data.alpha (Dirichlet concentration) must be > 0, got {d.alpha}")
+        # [D, issue 33] below 1e-6 the Dirichlet draw gives each class to one client whatever the
+        # value (1e-9 and 1e-300 split alike): a typo, not a setting
+        check(d.alpha >= MIN_ALPHA, f"data.alpha={d.alpha} is below {MIN_ALPHA}: every smaller value "
+              "gives each class to a single client (the same split), so it sets nothing",
+              "use e.g. data.alpha=0.1 (strong label skew) or partition=shards for one-class shards")
         _at_least("data.shards_per_client", d.shards_per_client, 1)
         if d.roles is not None:
             _at_least("data.roles", d.roles, 1)
         check_choice("validation split", d.validation, VALIDATIONS)
         check(0 < d.val_frac < 1, f"data.val_frac must be in (0, 1), got {d.val_frac}")
         check_choice("normalisation", d.normalize, NORMALIZATIONS)
+        if d.roles is not None:
+            _at_most("data.roles", d.roles, MAX_CLIENTS)
+        _at_most("data.shards_per_client", d.shards_per_client, MAX_SIZE)
         for key in ("max_train", "max_test"):
             if getattr(d, key) is not None:
                 _at_least(f"data.{key}", getattr(d, key), 1)
@@ -404,6 +428,13 @@ class RunConfig:
         except FedlibError as err:
             raise FedlibError(f"local: {err.problem}", err.fix) from None
         loc = self.local
+        check(loc.lr > 0, "local.lr=0: every client step would leave the model unchanged, so the run "
+              "would train nothing", "set local.lr > 0, e.g. local.lr=0.01")
+        _at_most("local.batch_size", loc.batch_size, MAX_SIZE)
+        if loc.steps is not None:
+            _at_most("local.steps", loc.steps, MAX_SIZE)
+        if loc.epochs is not None:
+            _at_most("local.epochs", loc.epochs, MAX_SIZE)
         idle = loc.steps == 0 if loc.steps is not None else loc.epochs == 0
         check(not idle, f"local.{'steps' if loc.steps is not None else 'epochs'}=0: the clients "
               "would train nothing and every round would return the initial model",
@@ -413,9 +444,11 @@ class RunConfig:
         s = self.safl
         check_choice("safl.mode", s.mode, SAFL_MODES)
         _at_least("safl.clients", s.clients, 1)
+        _at_most("safl.clients", s.clients, MAX_CLIENTS)
         _at_least("safl.k", s.k, 1)
         check_choice("safl.delays", s.delays, DELAYS)
         _at_least("safl.ratio", s.ratio, 1)
+        _at_most("safl.ratio", s.ratio, MAX_RATIO, "the papers use 1:20 to 1:100")
         check_choice("safl.upload", s.upload, UPLOADS)
         check_choice("safl.scenario", s.scenario, SCENARIOS)
         if self.paradigm == "safl":
@@ -431,6 +464,7 @@ class RunConfig:
         s = self.split
         check_choice("split.framework", s.framework, FRAMEWORKS)
         _at_least("split.clients", s.clients, 1)
+        _at_most("split.clients", s.clients, MAX_CLIENTS)
         _at_least("split.per_round", s.per_round, 1)
         if self.paradigm == "split":
             check(s.per_round <= s.clients,
@@ -475,6 +509,72 @@ def _at_least(name: str, value, low) -> None:
     check(value >= low, f"{name} must be >= {low}, got {value}")
 
 
+# upper bounds on sizes [D, issue 33]: far above every paper setting, low enough that a typo
+# (rounds=1e30, safl.ratio=1000000000) is refused with a message instead of hanging the clock
+MAX_ROUNDS = 100_000
+MAX_CLIENTS = 100_000
+MAX_RATIO = 10_000
+MAX_SIZE = 10_000_000
+MIN_ALPHA = 1e-6
+
+
+def _at_most(name: str, value, high, note: str = "") -> None:
+    check(value <= high, f"{name}={value} exceeds the limit of {high:,}" + (f" ({note})" if note else ""),
+          f"use {name} <= {high:,}")
+
+
+def _merge_path(d: dict, key: str, value) -> None:
+    """``set_path``, except that a dict given for a section merges into it key by key."""
+    node = d
+    for part in key.split(".")[:-1]:
+        node = node.get(part) if isinstance(node, dict) else None
+    last = key.split(".")[-1]
+    if isinstance(value, dict) and isinstance(node, dict) and isinstance(node.get(last), dict):
+        set_path(d, key, deep_merge(node[last], value))
+    else:
+        set_path(d, key, value)
+
+
+def _leaf_keys(key, value) -> set:
+    """The dotted keys an override sets: ``("data", {"alpha": 1})`` -> ``{"data.alpha"}``."""
+    if isinstance(value, dict) and key != "options" and not str(key).startswith("options."):
+        return {k for sub, v in value.items() for k in _leaf_keys(f"{key}.{sub}", v)}
+    return {str(key)}
+
+
+def _unread_keys(cfg: "RunConfig") -> dict:
+    """Keys of a validated SAFL / split config that its run never reads -> why (issue 33). The
+    hash still covers them (presets are hashed as they are), so changing one would store a
+    duplicate run: :meth:`RunConfig.with_overrides` and :meth:`RunConfig.replace` refuse that."""
+    if cfg.paradigm not in DATA_PARADIGMS:
+        return {}
+    d, out = cfg.data, {}
+    if d.partition != "dirichlet":
+        out["data.alpha"] = f"only partition=dirichlet reads it (this run's is {d.partition!r})"
+    if d.partition != "shards":
+        out["data.shards_per_client"] = f"only partition=shards reads it (this run's is {d.partition!r})"
+    if d.partition != "role":
+        out["data.roles"] = f"only partition=role reads it (this run's is {d.partition!r})"
+    if d.validation == "none":
+        out["data.val_frac"] = "no validation split is taken (data.validation=none)"
+    if cfg.paradigm != "split":
+        out["model.cut"] = f"only split FL cuts the model (this run is {cfg.paradigm})"
+    if cfg.paradigm == "safl" and cfg.safl.delays != "uniform":
+        out["safl.ratio"] = f"only safl.delays=uniform reads it (this run's are {cfg.safl.delays!r})"
+    return out
+
+
+def _refuse_unread(old: "RunConfig", new: "RunConfig", touched: set) -> None:
+    unread = _unread_keys(new)
+    for key in sorted(touched & set(unread)):
+        section, _, name = key.partition(".")
+        before, after = getattr(getattr(old, section), name), getattr(getattr(new, section), name)
+        check(before == after,
+              f"{key}={after!r} is not read by this run: {unread[key]}; changing it would only store "
+              "a duplicate of the same run under another hash",
+              f"leave {key} out (or also set the setting that reads it)")
+
+
 _CUT_CACHE: dict[str, list] = {}
 
 
@@ -507,14 +607,29 @@ TASKS = {
 }
 
 
+_PRESET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9+._-]{0,119}$")
+
+
 def _load_yaml_file(path: Path, chain: tuple) -> dict:
     import yaml
 
-    check(path.is_file(), f"config file {str(path)!r} not found")
+    shown = str(path) if len(str(path)) <= 200 else str(path)[:200] + "..."
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
+        found = path.is_file()
+    except OSError as err:  # e.g. a name too long for the file system
+        raise FedlibError(f"cannot open config file {shown!r}: {err.strerror}",
+                          "give the path of a YAML file") from None
+    check(found, f"config file {shown!r} not found")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError:
+        raise FedlibError(f"config file {shown!r} is not a text (UTF-8) file",
+                          "give a YAML file such as `extends: fedavg-adult-gender-smoke`") from None
+    except OSError as err:
+        raise FedlibError(f"cannot read config file {shown!r}: {err.strerror}",
+                          "check the path and its permissions") from None
     except yaml.YAMLError as err:
-        raise FedlibError(f"cannot parse YAML file {str(path)!r}: {err}") from None
+        raise FedlibError(f"cannot parse YAML file {shown!r}: {err}") from None
     check(isinstance(raw, dict), f"{str(path)!r} must hold a mapping at the top level")
     raw = dict(raw)
     parent = raw.pop("extends", None)
@@ -528,6 +643,11 @@ def _load_yaml_file(path: Path, chain: tuple) -> dict:
 def _preset_dict(name: str, chain: tuple) -> dict:
     """A preset file's dict if ``name.yaml`` exists, else the composed preset ``name``."""
     check(name not in chain, f"presets extend each other in a cycle: {' -> '.join(chain + (name,))}")
+    if not (isinstance(name, str) and _PRESET_NAME.match(name)):
+        raise FedlibError(f"{str(name)[:60]!r}{'...' if len(str(name)) > 60 else ''} "
+                          f"({len(str(name))} characters) is not a preset name",
+                          "preset names are lower-case letters, digits, '-', '+', '.' and '_', at most "
+                          "120 characters; `fedlib presets` lists them")
     path = PRESET_DIR / f"{name}.yaml"
     if path.is_file():
         return _load_yaml_file(path, chain + (name,))

@@ -17,6 +17,7 @@ from fedlib.core.protocols import AlgorithmSpec
 from fedlib.core.utils import derive_seed, resolve_device
 from fedlib.split.methods import ADDONS, make_addon, make_method, options_class, parse_method
 from fedlib.split.sfl import SplitTrainer, check_setup, prepare_data
+from fedlib.train.config import check_trainable
 
 __all__ = ["CATALOG", "NAMES", "build_trainer", "framework_of"]
 
@@ -83,6 +84,7 @@ def build_trainer(cfg, path: str = "auto", dataset=None, parts=None) -> SplitTra
         dataset, parts = prepare_data(cfg, device)
     check(parts is not None and len(parts) == n,
           f"{len(parts) if parts is not None else 0} client partitions for split.clients={n}")
+    check_trainable(cfg.local, [len(p) for p in parts], "clients")
     kw = {}
     if "in_channels" in model_kwargs(cfg.model.name) and dataset.kind == "image":
         kw["in_channels"] = int(dataset.input_shape[0])
