@@ -74,3 +74,46 @@ def test_verdict_counts_the_favourable_pairs_on_the_papers_side():
     higher = {"n": 3, "lo": 0.7, "hi": 4.6, "wins": 3, "diffs": [3.6, 2.2, 2.2]}
     assert verdict(higher) == "paper's direction reproduced (interval excludes 0; 3/3 pairs favour the method)"
     assert "1/3 pairs favour" in verdict({"n": 3, "lo": -1.0, "hi": 1.0, "wins": 2, "diffs": [0.4, 0.2, -0.9]}, -1)
+
+
+def test_signed_verdict_names_the_papers_expected_sign():
+    """Issue 31: SlowMo is below FedAvg in the paper's CIFAR-10 column, so SlowMo above FedAvg is
+    the *opposite* of the paper's direction, not "reproduced"."""
+    from fedlib.reporting import signed_verdict
+
+    above = {"n": 3, "lo": 2.07, "hi": 11.87, "wins": 3, "diffs": [6.1, 9.2, 5.5]}
+    assert signed_verdict(above, -1) == ("opposite of the paper's direction (paper: method below its base; "
+                                         "interval excludes 0; 0/3 pairs on the paper's side)")
+    assert signed_verdict(above, +1) == ("paper's direction reproduced (method above its base; interval excludes 0; "
+                                         "3/3 pairs on the paper's side)")
+    below = {"n": 3, "lo": -3.0, "hi": -1.0, "wins": 0, "diffs": [-1.5, -2.0, -2.5]}
+    assert signed_verdict(below, -1).startswith("paper's direction reproduced (method below its base")
+    mixed = {"n": 3, "lo": -14.8, "hi": 2.8, "wins": 0, "diffs": [-9.6, -2.6, -5.7]}
+    assert signed_verdict(mixed, +1) == ("not resolved: the interval contains 0 (0/3 pairs on the paper's side; "
+                                         "paper: method above its base)")
+    assert signed_verdict(above, 0) == "the paper states no direction: interval excludes 0, method above its base " \
+                                       "(3/3 pairs above)"
+    assert signed_verdict({"n": 1, "lo": float("nan"), "hi": float("nan"), "diffs": [1.0]}, 1).startswith(
+        "not resolved (only 1 pair)")
+
+
+def test_censored_speedup_counts_unreached_seeds_at_their_bound():
+    """Issue 31: per seed <0.87, 1.25, <0.87 (FedAvg 13, 10, 13 rounds; SMoFi never, 8, never in
+    15) is not a 1.25× speed-up: the geometric mean over all three seeds is < 0.98×, 1/3 reached."""
+    import numpy as np
+
+    from fedlib.reporting import censored_speedup, speedup_label
+
+    nan = float("nan")
+    s = censored_speedup([13, 10, 13], [nan, 8, nan], budget=15)
+    assert s["per_seed"] == ["<0.87", "1.25", "<0.87"] and (s["reached"], s["n"]) == (1, 3)
+    assert s["relation"] == "<"
+    assert s["value"] == pytest.approx(float(np.exp(np.mean(np.log([13 / 15, 1.25, 13 / 15])))))
+    assert speedup_label(s) == "< 0.98" and s["text"].startswith("< 0.98× (geometric mean over 3 seeds, 1/3 reached")
+    exact = censored_speedup([13, 9, 10], [4, 6, 4], budget=15)
+    assert exact["relation"] == "=" and speedup_label(exact) == pytest.approx((13 / 4 * 1.5 * 2.5) ** (1 / 3), abs=0.005)
+    lower = censored_speedup([nan, 8], [5, 4], budget=15)  # the base never reached: > 15/5
+    assert lower["relation"] == ">" and lower["per_seed"] == [">3.00", "2.00"]
+    both = censored_speedup([nan, 8], [5, nan], budget=15)  # one lower, one upper bound: no number
+    assert both["relation"] == "none" and math.isnan(both["value"]) and speedup_label(both) == "no bound"
+    assert censored_speedup([nan], [nan], 15)["per_seed"] == ["n/a"]
