@@ -117,3 +117,34 @@ def test_censored_speedup_counts_unreached_seeds_at_their_bound():
     both = censored_speedup([nan, 8], [5, nan], budget=15)  # one lower, one upper bound: no number
     assert both["relation"] == "none" and math.isnan(both["value"]) and speedup_label(both) == "no bound"
     assert censored_speedup([nan], [nan], 15)["per_seed"] == ["n/a"]
+
+
+def test_censored_rounds_never_averages_only_the_seeds_that_reached():
+    from fedlib.reporting import censored_rounds
+
+    nan = float("nan")
+    assert censored_rounds([12, 10, 14], 15)["label"] == 12.0
+    part = censored_rounds([8, nan, nan], 15)  # (8 + 16 + 16) / 3, a lower bound
+    assert part["relation"] == "≥" and part["value"] == pytest.approx(40 / 3) and part["label"] == "≥ 13.3"
+    none = censored_rounds([nan, nan], 15)
+    assert none["relation"] == "none" and none["label"] == "not reached in 15 rounds by any of 2 seeds"
+
+
+def test_censored_extreme_only_claims_what_the_bounds_fix():
+    from fedlib.reporting import censored_extreme
+
+    eq = lambda v: {"relation": "=", "value": v}  # noqa: E731
+    lt = lambda v: {"relation": "<", "value": v}  # noqa: E731
+    gt = lambda v: {"relation": ">", "value": v}  # noqa: E731
+    assert censored_extreme([eq(2.0), eq(3.0)], smallest=True) == 2.0
+    assert censored_extreme([eq(2.0), eq(3.0)], smallest=False) == 3.0
+    # the issue-31 case: one base at < 0.98, alone -> the smallest and the largest are both < 0.98
+    assert censored_extreme([lt(0.98)], smallest=True) == "< 0.98"
+    assert censored_extreme([lt(0.98)], smallest=False) == "< 0.98"
+    assert censored_extreme([eq(2.0), lt(3.0)], smallest=False) == "< 3.00"
+    assert censored_extreme([eq(3.0), lt(2.0)], smallest=False) == 3.0  # the bounded one is below 2 < 3
+    assert censored_extreme([eq(2.0), lt(3.0)], smallest=True) == "≤ 2.00"
+    assert censored_extreme([eq(2.0), gt(1.0)], smallest=True) == "> 1.00"
+    assert censored_extreme([eq(2.0), gt(1.0)], smallest=False) == "≥ 2.00"
+    assert censored_extreme([eq(2.0), {"relation": "none", "value": float("nan")}], smallest=True) is None
+    assert censored_extreme([], smallest=True) is None

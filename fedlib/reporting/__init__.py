@@ -7,7 +7,8 @@ Modules (one job each):
 - ``tables``: comparison, save_comparison, markdown_table; not_run_table, save_not_run (the paper's
   rows a notebook does not run, with the reason, beside its comparison);
 - ``figures``: save_figure, paired_interval_plot, show_paired;
-- ``stats``: curve_metrics, paired_difference, verdict, signed_verdict, censored_speedup, speedup_label;
+- ``stats``: curve_metrics, paired_difference, verdict, signed_verdict, censored_speedup, speedup_label,
+  censored_rounds, censored_extreme;
 - ``runs``: results_store, run_all, run_or_load, dataset_missing;
 - ``fedqs``: the FedQS notebooks' methods, tasks and per-profile scale (task_config, ...);
 - ``smofi``: the SMoFi notebooks' runs (smofi_config, ...), the paper's numbers they share and its
@@ -27,7 +28,7 @@ from fedlib.reporting.smofi import (PAPER_ACCURACY, PAPER_CIFAR10_SPEEDUP, PAPER
                                     SMOFI_DATASETS, SMOFI_METHODS, SMOFI_PARTICIPATION, SMOFI_PRESET,
                                     SMOFI_SCALE_KNOBS, smofi_config, smofi_configs, smofi_label,
                                     smofi_participations, smofi_scale_note, smofi_settings)
-from fedlib.reporting.stats import (censored_speedup, curve_metrics, paired_difference, signed_verdict, speedup_label,
+from fedlib.reporting.stats import (censored_extreme, censored_rounds, censored_speedup, curve_metrics, paired_difference, signed_verdict, speedup_label,
                                    verdict)
 from fedlib.reporting.tables import (COMPARISON_COLUMNS, NOT_RUN_COLUMNS, comparison, markdown_table, not_run_table,
                                     save_comparison, save_not_run)
@@ -39,6 +40,7 @@ __all__ = [
     "NOT_RUN_COLUMNS", "not_run_table", "save_not_run",
     "paired_interval_plot", "save_figure", "show_paired",
     "curve_metrics", "paired_difference", "verdict", "signed_verdict", "censored_speedup", "speedup_label",
+    "censored_rounds", "censored_extreme",
     "dataset_missing", "results_store", "run_all", "run_or_load",
     "PAPER_ACCURACY", "PAPER_CIFAR10_SPEEDUP", "paper_expected_sign", "PAPER_FRAMEWORKS", "PAPER_TINYIMAGENET_ROUNDS", "SMOFI_BATCH", "SMOFI_DATASETS",
     "SMOFI_METHODS", "SMOFI_PARTICIPATION", "SMOFI_PRESET", "SMOFI_SCALE_KNOBS", "smofi_config", "smofi_configs",

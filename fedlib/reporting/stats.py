@@ -155,3 +155,57 @@ def speedup_label(summary: dict) -> str | float:
     if summary["relation"] == "none":
         return "no bound"
     return f"{summary['relation']} {summary['value']:.2f}"
+
+
+def censored_rounds(rounds, budget: int) -> dict:
+    """Rounds to a target over seeds, where NaN means "not reached within ``budget`` rounds" (a
+    censored seed, > ``budget``): the mean when every seed reached it, else a lower bound — the
+    mean with each unreached seed at ``budget + 1`` — never the mean of the seeds that reached it.
+
+    Returns ``{"value", "relation"}`` (``"="``, ``"≥"``, or ``"none"`` when no seed reached it),
+    ``"reached"``, ``"n"`` and ``"label"`` (``12.0``, ``"≥ 14.3"``, ``"not reached in 15 rounds"``).
+    """
+    import numpy as np
+
+    r = [float(x) for x in rounds]
+    n, reached = len(r), sum(x == x for x in r)
+    if not n or not reached:
+        return {"value": float("nan"), "relation": "none", "reached": reached, "n": n,
+                "label": f"not reached in {budget} rounds" + (f" by any of {n} seeds" if n else "")}
+    value = float(np.mean([x if x == x else budget + 1 for x in r]))
+    relation = "=" if reached == n else "≥"
+    return {"value": value, "relation": relation, "reached": reached, "n": n,
+            "label": round(value, 2) if relation == "=" else f"≥ {value:.1f}"}
+
+
+def censored_extreme(summaries, smallest: bool) -> str | float | None:
+    """The smallest (``smallest=True``) or largest of several :func:`censored_speedup` summaries
+    (dicts or rows with ``relation`` and ``value``), as a table cell: a number where the bounds fix
+    it, ``"< x"`` / ``"≤ x"`` / ``"> x"`` / ``"≥ x"`` where they only bound it, None where a summary has
+    no bound or there is none. E.g. the largest of ``= 2.0`` and ``< 3.0`` is ``"< 3.00"`` (the
+    bounded entry may be anything below 3), the smallest of the two ``"≤ 2.00"``."""
+    rows = [(str(s["relation"]), float(s["value"])) for s in summaries]
+    if not rows or any(r == "none" for r, _ in rows):
+        return None
+    if smallest:  # flip: the smallest of t is minus the largest of -t
+        flipped = [({"<": ">", ">": "<"}.get(r, r), -v) for r, v in rows]
+        out = _largest(flipped)
+        if out is None or isinstance(out, float):
+            return None if out is None else -out
+        rel, val = out
+        return f"{ {'<': '>', '>': '<', '≤': '≥', '≥': '≤'}[rel] } {-val:.2f}".strip()
+    out = _largest(rows)
+    return out if out is None or isinstance(out, float) else f"{out[0]} {out[1]:.2f}"
+
+
+def _largest(rows):
+    """max of true values t_i given (relation, v_i): '=' t=v, '<' t<v, '>' t>v. A float when fixed,
+    else (relation, value)."""
+    top = max(v for _, v in rows)
+    if all(r in ("=", "<") for r, _ in rows):  # every t_i ≤ v_i ≤ top
+        if any(r == "=" and v == top for r, v in rows):
+            return round(top, 2)
+        return ("<", top)
+    floor = max(v for r, v in rows if r in ("=", ">"))  # a '>' entry leaves the top open
+    strict = any(r == ">" and v == floor for r, v in rows)
+    return (">" if strict else "≥", floor)
