@@ -7,7 +7,8 @@ it read (``<report>.runs.json``) and adds them to the ledger, so a computation s
 sittings accumulates in the repository. A notebook that finished with an unchanged source and whose
 runs all stand in the ledger is skipped (``--force`` re-runs it), so an interrupted batch resumes
 where it stopped. Afterwards
-``reports/<profile>/README.md`` indexes every notebook: paper vs measured, and how long it took.
+``reports/<profile>/README.md`` indexes every notebook: paper vs measured, the paper's rows it does
+not run with the reason (``<name>.not_run.csv``, issue 31), and how long it took.
 A notebook run with extra parameters (``-p 'tasks=[cifar10-x0.5]'``) is a *variant*: its report
 files carry the parameters in their names (:func:`variant_of`), beside the full report.
 """
@@ -288,6 +289,7 @@ def write_index(out: Path, profile: str, index: dict) -> Path:
             lines.append(markdown_table(pd.read_csv(table).astype(object).fillna("")))
         else:
             lines.append("(this notebook wrote no paper-vs-measured table)")
+        lines += _not_run_lines(out / Path(rel).parent / (Path(rel).stem + ".not_run.csv"), entry)
     lines += not_run_section(profile)
     path = out / "README.md"
     atomic_write_bytes(path, ("\n".join(lines) + "\n").encode())
@@ -338,6 +340,21 @@ def not_run_section(profile: str) -> list[str]:
             "leaves out itself appear in its own table above with *measured* `not run`.", "",
             markdown_table(pd.DataFrame([{"paper": r["paper"], "table / row": r["item"],
                                           "status": "not run", "reason": r["reason"]} for r in rows]))]
+
+
+def _not_run_lines(path: Path, entry: dict) -> list[str]:
+    """The index's "not run: reason" rows of one notebook: the paper's rows it saved as not run
+    (``<name>.not_run.csv``, :func:`fedlib.reporting.save_not_run`), when it finished and saved any."""
+    if entry["status"] != "done" or not path.exists():
+        return []
+    df = pd.read_csv(path)
+    if df.empty:
+        return []
+    df = df.astype(object).fillna("")
+    df["measured"] = "not run: " + df.pop("reason").astype(str)
+    cols = [c for c in ("table", "setting", "paper", "measured", "profile") if c in df] + \
+        [c for c in df.columns if c not in ("table", "setting", "paper", "measured", "profile")]
+    return ["", f"Rows of the paper not run at this profile ({len(df)}):", "", markdown_table(df[cols])]
 
 
 def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool = False,

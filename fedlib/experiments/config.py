@@ -44,7 +44,7 @@ from fedlib.models import MODELS, cut_points
 from fedlib.safl.delays import PROFILES as DELAYS
 from fedlib.safl.schedule import MODES as SAFL_MODES
 from fedlib.safl.schedule import SCENARIOS, UPLOADS
-from fedlib.split.sfl import FRAMEWORKS
+from fedlib.split.sfl import FRAMEWORKS, SFLV2_MOMENTUM
 from fedlib.train import BACKENDS
 from fedlib.train.config import LocalConfig
 
@@ -78,6 +78,14 @@ UNREAD_SECTIONS = {"safl": ("split",), "split": ("safl",)}
 # top-level fields that are labels: they change no number of a run, so the hash leaves them out
 # [D, issue 19: a smoke-labelled run and the same config labelled custom are one result]
 LABEL_FIELDS = ("profile", "checkpoint_every")
+# fields added after stored results, which the hash leaves out while they hold the value that
+# reproduces the behaviour from before they existed [D, issue 31]: every config written before keeps
+# its hash and its stored history; a config that sets another value hashes the field. (Fields added
+# earlier — ``rehash.NEUTRAL_FIELDS``' local.precision, options.weighting — are hashed: their
+# configs were re-keyed then, and omitting them now would move those results again.)
+HASH_OMITTED_AT_DEFAULT: dict[str, object] = {
+    "split.sflv2_momentum": "carry",
+}
 # paradigms whose runs read ``data.dataset``: their hash covers the dataset's fingerprint. Others
 # (the toy paradigm: synthetic data from the seed; a paradigm a user registers) hash no data
 # fingerprint [D, issue 19]: add a paradigm's name here when it loads a fedlib dataset.
@@ -137,6 +145,9 @@ class SplitConfig:
     framework: str = "sflv1"      # sflv1 | sflv2
     clients: int = 20
     per_round: int = 10
+    # SFLV2's one server optimizer from one client to the next within a round [D, issue 31]:
+    # "carry" (momentum carried over, fedlib's behaviour since SFLV2 exists) | "reset" (fresh per client)
+    sflv2_momentum: str = "carry"
 
 
 @dataclass
@@ -270,7 +281,7 @@ class RunConfig:
             d.pop(section)
         for label in LABEL_FIELDS:
             d.pop(label)
-        return d
+        return omit_hash_defaults(d)
 
     def options_object(self):
         """The algorithm's options as its dataclass instance (None for an algorithm without
@@ -463,10 +474,17 @@ class RunConfig:
     def _validate_split(self) -> None:
         s = self.split
         check_choice("split.framework", s.framework, FRAMEWORKS)
+        check_choice("split.sflv2_momentum", s.sflv2_momentum, SFLV2_MOMENTUM)
         _at_least("split.clients", s.clients, 1)
         _at_most("split.clients", s.clients, MAX_CLIENTS)
         _at_least("split.per_round", s.per_round, 1)
         if self.paradigm == "split":
+            from fedlib.split.algorithms import framework_of
+
+            check(s.sflv2_momentum == "carry" or framework_of(self.algorithm, s.framework) == "sflv2",
+                  f"split.sflv2_momentum={s.sflv2_momentum!r} sets SFLV2's sequential server optimizer, "
+                  f"but this run trains on {framework_of(self.algorithm, s.framework).upper()}",
+                  "set split.framework=sflv2, or leave split.sflv2_momentum=carry")
             check(s.per_round <= s.clients,
                   f"split.per_round={s.per_round} exceeds split.clients={s.clients}",
                   "lower split.per_round or raise split.clients")
@@ -480,6 +498,19 @@ class RunConfig:
 
 
 _UNBUILT = object()
+
+
+def omit_hash_defaults(d: dict) -> dict:
+    """``d`` (a config dict) without the :data:`HASH_OMITTED_AT_DEFAULT` fields that hold their
+    neutral value (in place; returned): what the hash covers of them."""
+    for path, neutral in HASH_OMITTED_AT_DEFAULT.items():
+        *head, last = path.split(".")
+        node = d
+        for part in head:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and last in node and node[last] == neutral:
+            node.pop(last)
+    return d
 
 
 def _canonical(hashed: dict, fp) -> str:

@@ -93,7 +93,8 @@ def build_trainer(cfg, path: str = "auto", dataset=None, parts=None) -> SplitTra
     return SplitTrainer(model, cut, dataset, parts, method=method, addon=addon, local=cfg.local,
                         rounds=int(cfg.rounds), per_round=k, seed=int(cfg.seed), device=device,
                         backend=cfg.backend, framework=framework, path=path,
-                        eval_every=int(cfg.eval_every), model_name=cfg.model.name)
+                        eval_every=int(cfg.eval_every), model_name=cfg.model.name,
+                        sflv2_momentum=getattr(cfg.split, "sflv2_momentum", "carry"))
 
 
 def _description(name: str) -> str:
