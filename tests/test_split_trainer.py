@@ -120,7 +120,10 @@ def test_one_selected_client_smofi_equals_sflv1_and_sflv2(small):
     run(s1, 2), run(sm, 2), run(s2, 2)
     assert s2.framework == "sflv2" and s2.path == "split"
     close(s1.global_state, sm.global_state, atol=1e-6)
-    close(s1.global_state, s2.global_state)
+    # the split path runs other kernels than the engine's whole-model step: float-level agreement,
+    # whose size depends on the CPU's instruction set (3.6e-5 on an AVX-512 EPYC after 2 rounds;
+    # issue 28: no tolerance tuned on one machine); a wrong step differs by orders of magnitude more
+    close(s1.global_state, s2.global_state, atol=1e-4)
 
 
 def test_sflv2_trains_one_server_part_in_a_seeded_order(small):
