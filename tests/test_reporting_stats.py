@@ -216,3 +216,23 @@ def test_censored_extreme_only_claims_what_the_bounds_fix():
     assert censored_extreme([eq(2.0), gt(1.0)], smallest=False) == "≥ 2.00"
     assert censored_extreme([eq(2.0), {"relation": "none", "value": float("nan")}], smallest=True) is None
     assert censored_extreme([], smallest=True) is None
+
+
+def test_a_verdict_whose_interval_ends_inside_the_cross_cpu_drift_is_fragile():
+    """Issue 28: a resolved accuracy difference whose interval ends closer to 0 than the measured
+    cross-CPU drift is marked fragile (re-run on another CPU, it could flip); a loss is not."""
+    import pandas as pd
+
+    from fedlib.reporting import claim_verdict, verdict
+    from fedlib.reporting.stats import CROSS_CPU_DRIFT_POINTS, fragile, paired_difference
+
+    near = CROSS_CPU_DRIFT_POINTS / 2
+    runs = pd.DataFrame({"method": ["a"] * 3 + ["b"] * 3, "seed": [0, 1, 2] * 2,
+                         "final": [10 + near + 0.1, 10 + near + 0.3, 10 + near + 0.2, 10, 10, 10]})
+    d = paired_difference(runs, "final", "a", "b")
+    assert d["lo"] > 0 and fragile(d) and "fragile" in verdict(d, 1)
+    assert "fragile (interval ends within" in claim_verdict([("x", d, 1)])["note"]
+    far = paired_difference(runs.assign(final=runs["final"] + runs["method"].eq("a") * 5), "final", "a", "b")
+    assert not fragile(far) and "fragile" not in verdict(far, 1)
+    loss = dict(d, value="loss")
+    assert not fragile(loss)

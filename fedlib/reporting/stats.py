@@ -32,6 +32,29 @@ def curve_metrics(history: pd.DataFrame, last: int = 5, target: float | None = N
             "rounds_to_target": float("nan") if hit is None else float(hit)}
 
 
+#: How far an accuracy (in points) can move when the same run is recomputed on another CPU type
+#: (issue 28; benchmarks/isa_drift.py, README "Check our numbers"): twice the largest final-accuracy
+#: drift measured there, since both runs of a paired difference may drift, in opposite directions.
+CROSS_CPU_DRIFT_POINTS = 0.5
+#: the accuracy columns (points) the drift applies to
+ACCURACY_COLUMNS = ("final", "best", "convergence", "accuracy", "final_accuracy", "best_accuracy")
+
+
+def fragile(diff: dict) -> bool:
+    """A resolved difference whose 95% interval ends closer to 0 than the cross-CPU drift
+    (:data:`CROSS_CPU_DRIFT_POINTS`): re-run on another CPU, its verdict could change. Only for
+    differences of accuracy columns (``diff["value"]`` in :data:`ACCURACY_COLUMNS`)."""
+    lo, hi = diff.get("lo", float("nan")), diff.get("hi", float("nan"))
+    if diff.get("value") not in ACCURACY_COLUMNS or lo != lo or hi != hi or not (lo > 0 or hi < 0):
+        return False
+    return min(abs(lo), abs(hi)) < CROSS_CPU_DRIFT_POINTS
+
+
+def _fragile_note(diff: dict) -> str:
+    return (f"; fragile: the interval ends {min(abs(diff['lo']), abs(diff['hi'])):.2f} points from 0, "
+            f"inside the cross-CPU drift ({CROSS_CPU_DRIFT_POINTS} points)") if fragile(diff) else ""
+
+
 def paired_difference(runs: pd.DataFrame, value: str, method: str, baseline: str, *,
                       method_col: str = "method", pair_col: str = "seed", level: float = 0.95) -> dict:
     """``method − baseline`` in column ``value``, paired on ``pair_col`` (same seed ⇒ same partition,
@@ -54,7 +77,7 @@ def paired_difference(runs: pd.DataFrame, value: str, method: str, baseline: str
     else:
         half = float("nan")
     return {"mean": mean, "lo": mean - half, "hi": mean + half, "n": n, "wins": int((d > 0).sum()),
-            "diffs": [round(float(x), 3) for x in d]}
+            "diffs": [round(float(x), 3) for x in d], "value": value}
 
 
 def verdict(diff: dict, expected_sign: int = 1) -> str:
@@ -67,7 +90,7 @@ def verdict(diff: dict, expected_sign: int = 1) -> str:
     if lo > 0 or hi < 0:
         sign = 1 if lo > 0 else -1
         return ("paper's direction reproduced" if sign == expected_sign else "opposite of the paper's direction") + \
-            f" (interval excludes 0; {favour}/{diff['n']} pairs favour the method)"
+            f" (interval excludes 0; {favour}/{diff['n']} pairs favour the method{_fragile_note(diff)})"
     return f"not resolved: the interval contains 0 ({favour}/{diff['n']} pairs favour the method)"
 
 
@@ -106,8 +129,11 @@ def claim_verdict(parts) -> dict:
     parts by side, e.g. ``"2/3 resolved on the paper's side (CV x=0.5, RWD Gender); unresolved: CV x=1"``.
     """
     by = {s: [] for s in SIDES}
+    shaky = []
     for label, diff, sign in parts:
         by[side(diff, sign)].append(str(label))
+        if fragile(diff):
+            shaky.append(str(label))
     n = sum(len(v) for v in by.values())
     if n and len(by["paper"]) == n:
         word = "reproduced"
@@ -123,6 +149,9 @@ def claim_verdict(parts) -> dict:
         bits.append(f"resolved against it: {', '.join(by['opposite'])}")
     if by["unresolved"]:
         bits.append(f"unresolved (interval contains 0): {', '.join(by['unresolved'])}")
+    if shaky:
+        bits.append(f"fragile (interval ends within the {CROSS_CPU_DRIFT_POINTS}-point cross-CPU drift of 0): "
+                    f"{', '.join(shaky)}")
     return {"verdict": word, "paper": len(by["paper"]), "opposite": len(by["opposite"]),
             "unresolved": len(by["unresolved"]), "n": n, "note": "; ".join(bits)}
 
@@ -158,8 +187,8 @@ def signed_verdict(diff: dict, expected_sign: int) -> str:
         return f"not resolved: the interval contains 0 ({tail}; paper: {expectation})"
     sign = 1 if lo > 0 else -1
     if sign == expected_sign:
-        return f"paper's direction reproduced ({expectation}; interval excludes 0; {tail})"
-    return f"opposite of the paper's direction (paper: {expectation}; interval excludes 0; {tail})"
+        return f"paper's direction reproduced ({expectation}; interval excludes 0; {tail}{_fragile_note(diff)})"
+    return f"opposite of the paper's direction (paper: {expectation}; interval excludes 0; {tail}{_fragile_note(diff)})"
 
 
 def censored_speedup(base_rounds, method_rounds, budget: int) -> dict:
