@@ -33,9 +33,11 @@ def curve_metrics(history: pd.DataFrame, last: int = 5, target: float | None = N
 
 
 #: How far an accuracy (in points) can move when the same run is recomputed on another CPU type
-#: (issue 28; benchmarks/isa_drift.py, README "Check our numbers"): twice the largest final-accuracy
-#: drift measured there, since both runs of a paired difference may drift, in opposite directions.
-CROSS_CPU_DRIFT_POINTS = 0.5
+#: (issue 28; benchmarks/isa_drift.py, benchmarks/results/isa_drift.avx512-vs-avx2-cap.json, README
+#: "Check our numbers"): twice the largest per-round accuracy difference measured there (0.28 points,
+#: a 50-round CIFAR-10 cnn3 SAFL run, AVX-512 against an AVX2 cap), since both runs of a paired
+#: difference may drift, in opposite directions. One measured run: a floor, not a bound.
+CROSS_CPU_DRIFT_POINTS = 0.56
 #: the accuracy columns (points) the drift applies to
 ACCURACY_COLUMNS = ("final", "best", "convergence", "accuracy", "final_accuracy", "best_accuracy")
 
