@@ -3,6 +3,11 @@
 - ``smoke``: seconds, for CI (nbval); numbers mean nothing, only that the pipeline works.
 - ``cpu``: real data at a scale two CPU cores finish in minutes; reduced, never the paper.
 - ``paper``: the paper's settings; needs a GPU for the vision and text tasks.
+- ``long`` (issue 34): the ``cpu`` settings of the FedQS CIFAR-10 tables at the papers' horizon,
+  T = 400 rounds, evaluated every 5th round and every round of the last 20 (the overlay
+  ``fedlib/presets/profiles/safl-cifar10-long.yaml``). Hours per run on a CPU, computed over several
+  sittings; only the notebooks with a ``long`` entry in their ``SETTINGS`` have it
+  (:data:`PARTIAL_PROFILES`), and ``auto`` never picks it.
 
 ``auto`` resolves to ``$FEDLIB_PROFILE`` when set, else ``paper`` on a CUDA machine and ``cpu`` otherwise.
 """
@@ -15,7 +20,10 @@ import pandas as pd
 
 from fedlib.core.errors import FedlibError, check_choice
 
-PROFILES = ("smoke", "cpu", "paper")
+PROFILES = ("smoke", "cpu", "paper", "long")
+# profiles only some notebooks define (a ``SETTINGS`` entry of that name): ``fedlib reproduce`` runs and
+# lists only those notebooks at such a profile
+PARTIAL_PROFILES = ("long",)
 
 
 def resolve_profile(profile: str = "auto") -> str:
@@ -24,6 +32,22 @@ def resolve_profile(profile: str = "auto") -> str:
         profile = os.environ.get("FEDLIB_PROFILE") or _hardware_profile()
     check_choice("profile", profile, PROFILES)
     return profile
+
+
+def cadence_words(cfg) -> str:
+    """The evaluation cadence of a run config in words, for a report's settings row: which rounds
+    carry an accuracy and that every metric reads those rounds only (issue 34)."""
+    from fedlib.core.utils import eval_rounds
+
+    every, last, total = int(cfg.eval_every), int(getattr(cfg, "eval_last", 0)), int(cfg.rounds)
+    if every == 1:
+        return f"every round evaluated ({total})"
+    n = len(eval_rounds(total, every, last))
+    tail = f" and every round of the last {last}" if last else " and the last round"
+    return (f"evaluated every {every}th round{tail} ({n} of {total} rounds); every metric (final, best, "
+            "convergence accuracy, rounds to target, oscillations) reads the evaluated rounds only: rounds to "
+            f"target resolve to the cadence before round {total - last + 1}, an oscillation is a drop between "
+            "consecutive evaluated rounds")
 
 
 def _hardware_profile() -> str:
