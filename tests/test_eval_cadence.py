@@ -146,20 +146,26 @@ def test_eval_last_is_hash_neutral_at_zero_and_validated():
         base.with_overrides(["eval_every=5", "eval_last=50"])
 
 
-def test_long_profile_preset_and_label():
-    from fedlib.reporting import PROFILES, resolve_profile
-    from fedlib.reporting.fedqs import cadence, task_config
+def test_long_profile_is_the_cpu_settings_at_400_rounds_with_the_cadence():
+    from fedlib.reporting import PROFILES, resolve_profile, run_label
+    from fedlib.reporting.fedqs import Study, cadence, scale, task_config
 
-    cfg = RunConfig.from_preset("fedsgd-cifar10-long")
     cpu = RunConfig.from_preset("fedsgd-cifar10-cpu")
-    assert (cfg.rounds, cfg.eval_every, cfg.eval_last, cfg.profile) == (400, 5, 20, "long")
-    # the cpu settings otherwise
-    same = cfg.replace(rounds=50, eval_every=1, eval_last=0, profile="cpu")
-    assert same.to_dict() == cpu.to_dict()
+    cli = cpu.with_overrides(["rounds=400", "eval_every=5", "eval_last=20"])  # the same run from the command line
+    cfg = task_config("fedsgd", "cifar10-x0.5", "long")
+    assert (cfg.rounds, cfg.eval_every, cfg.eval_last, cfg.profile) == (400, 5, 20, "custom")
+    assert cfg.config_hash(None) == cli.config_hash(None)
+    # the cpu settings otherwise: CIFAR-10, cnn3, N = 100, K = 10, official-100, overwrite, no validation split
+    assert cfg.replace(rounds=50, eval_every=1, eval_last=0, profile="cpu").to_dict() == cpu.to_dict()
     assert cfg.data.validation == "none" and cfg.model.name == "cnn3" and cfg.safl.delays == "official-100"
+    assert (cfg.safl.clients, cfg.safl.k, cfg.safl.upload) == (100, 10, "overwrite")
+    assert scale("cifar10", "long") == ["model.name=cnn3", "rounds=400", "eval_every=5", "eval_last=20"]
     assert cadence("long") == ["eval_every=5", "eval_last=20"] and cadence("cpu") == []
-    assert task_config("fedsgd", "cifar10-x0.5", "long").config_hash(None) == cfg.config_hash(None)
-    assert "long" in PROFILES and resolve_profile("long") == "long"
+    # a one-task study's run (Table 5's full FedQS) is Table 2's run: one stored result
+    study = Study("cifar10", "long", 400, tuple(cadence("long")))
+    assert study.config("fedqs-avg", ["data.alpha=0.5"], 1).config_hash(None) == \
+        task_config("fedqs-avg", "cifar10-x0.5", "long").replace(seed=1).config_hash(None)
+    assert "long" in PROFILES and resolve_profile("long") == "long" and run_label("long", False) == "custom"
 
 
 def test_auto_never_picks_long(monkeypatch):

@@ -71,7 +71,7 @@ PRESET_DIR = Path(__file__).resolve().parent.parent / "presets"
 VALIDATIONS = ("none", *VALIDATION_MODES)  # "none": no validation split
 # "none" stays the tabular datasets' own setting (fedlib.safl.algorithms), not a config choice [D]
 NORMALIZATIONS = tuple(n for n in NORMALIZE if n != "none")
-PROFILES = ("smoke", "cpu", "paper", "custom", "long")  # labels of a run (fedlib.reporting: all but custom)
+PROFILES = ("smoke", "cpu", "paper", "custom")  # labels of a run (fedlib.reporting: the first three)
 # paradigm -> the sections it never reads, left out of its hash (a paradigm not listed here, e.g. the
 # toy one, which reads safl.clients/k, or one registered by a user, hashes every section)
 UNREAD_SECTIONS = {"safl": ("split",), "split": ("safl",)}
@@ -169,7 +169,7 @@ class RunConfig:
     seed: int = 0
     device: str = "auto"
     backend: str = "auto"         # engine backend
-    profile: str = "custom"       # smoke | cpu | paper | long | custom (a label, printed in reports)
+    profile: str = "custom"       # smoke | cpu | paper | custom (a label, printed in reports)
     checkpoint_every: int = 20    # 0 = never checkpoint
 
     # ---------------------------------------------------------------- constructors

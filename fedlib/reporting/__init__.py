@@ -24,8 +24,8 @@ from fedlib.reporting.coverage import not_run
 from fedlib.reporting.figures import (forest_plot, gap_curve_plot, paired_interval_plot, save_figure, show_forest,
                                       show_gap_curves, show_paired)
 from fedlib.reporting.paths import project_root, report_dir
-from fedlib.reporting.profiles import (PARTIAL_PROFILES, PROFILES, apply_knobs, cadence_words, check_names,
-                                       resolve_profile, run_label, show_settings)
+from fedlib.reporting.profiles import (DERIVED_PROFILES, PARTIAL_PROFILES, PROFILES, apply_knobs, cadence_words,
+                                       check_names, resolve_profile, run_label, show_settings)
 from fedlib.reporting.runs import dataset_missing, results_store, run_all, run_or_load
 from fedlib.reporting.smofi import (PAPER_ACCURACY, PAPER_CIFAR10_SPEEDUP, PAPER_FRAMEWORKS, PAPER_TINYIMAGENET_ROUNDS,
                                     SMOFI_BATCH, paper_expected_sign,
@@ -38,7 +38,7 @@ from fedlib.reporting.tables import (COMPARISON_COLUMNS, NOT_RUN_COLUMNS, compar
                                      not_run_table, save_comparison, save_not_run)
 
 __all__ = [
-    "PROFILES", "PARTIAL_PROFILES", "apply_knobs", "cadence_words", "check_names", "resolve_profile", "run_label",
+    "PROFILES", "PARTIAL_PROFILES", "DERIVED_PROFILES", "apply_knobs", "cadence_words", "check_names", "resolve_profile", "run_label",
     "show_settings",
     "project_root", "report_dir",
     "COMPARISON_COLUMNS", "comparison", "full_table", "markdown_table", "save_comparison",

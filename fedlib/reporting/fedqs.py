@@ -54,11 +54,16 @@ def scale(suffix: str, profile: str) -> list:
     profile overlay ``fedlib/presets/profiles/safl-<suffix>-<profile>.yaml`` as overrides (its
     ``profile`` label left to :func:`~fedlib.reporting.profiles.run_label`); ``[]`` at the paper's
     scale. One profile mechanism for presets and notebooks: ``fedqs-avg-cifar10-cpu`` is the run
-    Table 2 makes at cpu."""
+    Table 2 makes at cpu. A :data:`~fedlib.reporting.profiles.DERIVED_PROFILES` profile (``long``) is its
+    base profile's overlay with its overrides replacing the same keys: ``long`` on CIFAR-10 is
+    ``["model.name=cnn3", "rounds=400", "eval_every=5", "eval_last=20"]``."""
     from fedlib.experiments.config import overlay_overrides, profile_overlay
+    from fedlib.reporting.profiles import DERIVED_PROFILES
 
-    overlay = {k: v for k, v in profile_overlay("safl", suffix, profile).items() if k != "profile"}
-    return overlay_overrides(overlay)
+    base, extra = DERIVED_PROFILES.get(profile, (profile, ()))
+    overlay = {k: v for k, v in profile_overlay("safl", suffix, base).items() if k != "profile"}
+    keys = {e.split("=", 1)[0] for e in extra}
+    return [o for o in overlay_overrides(overlay) if o.split("=", 1)[0] not in keys] + list(extra)
 
 
 # Table 1's CPU-scale CV model (the FedQS SAFL-gap study's small CNN), as the cpu overlay names it

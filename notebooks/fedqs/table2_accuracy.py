@@ -78,7 +78,8 @@
 #   ran on every task, so a mean is never over different columns; the paper's six-column means (68.88 /
 #   72.06 %) stand beside the measured ones only when all six columns ran.
 # - `long` (issue 34): the `cpu` settings of the x = 0.5 column at the paper's **T = 400 rounds**
-#   (overlay `safl-cifar10-long`), evaluated every 5th round and every round of the last 20
+#   (the `cpu` overlay with `rounds=400, eval_every=5, eval_last=20`: `fedlib.reporting.profiles.DERIVED_PROFILES`),
+#   evaluated every 5th round and every round of the last 20
 #   (`eval_every=5, eval_last=20`: 96 of 400 rounds; the convergence accuracy's 20 rounds are the
 #   every-round tail, and every metric reads the evaluated rounds only — rounds to target resolve to 5
 #   rounds before round 381). FedQS-SGD, FedSGD, FedQS-Avg, FedAvg, **two paired seeds [0, 1]** (8 runs of
@@ -122,7 +123,7 @@ SETTINGS = {
                 task_rounds={"cifar10-x0.1": 50, "cifar10-x0.5": 50, "cifar10-x1": 50}, workers=2),
     "paper": dict(tasks=ALL_TASKS, methods=None, reduced_methods=None, full_tasks=[],
                   holdout_tasks=["cifar10-x0.5"], seeds=[0, 1, 2], rounds=None, task_rounds={}, workers=1),
-    # T = 400 (the safl-cifar10-long overlay: rounds, cadence), x = 0.5, FedQS and its two foundations
+    # T = 400 (the cpu overlay + rounds=400, eval_every=5, eval_last=20), x = 0.5, FedQS and its two foundations
     "long": dict(tasks=["cifar10-x0.5"], methods=["fedqs-sgd", "fedsgd", "fedqs-avg", "fedavg"], reduced_methods=None,
                  full_tasks=[], holdout_tasks=[], seeds=[0, 1], rounds=None, task_rounds={}, workers=2),
 }
