@@ -147,7 +147,8 @@ def gap_curve_plot(gaps: pd.DataFrame, col: str | None = None, hue: str = "compa
     dashed line; ``tail_from``: the first round of the every-round tail of the cadence (shaded)."""
     import seaborn as sns
 
-    g = sns.relplot(data=gaps, x="round", y="gap", hue=hue, col=col, col_wrap=2 if col else None, kind="line",
+    wrap = min(2, gaps[col].nunique()) if col else None
+    g = sns.relplot(data=gaps, x="round", y="gap", hue=hue, col=col, col_wrap=wrap, kind="line",
                     errorbar=("pi", 100), seed=0, height=height, aspect=aspect, facet_kws={"sharey": False})
     for ax in g.axes.flat:
         ax.axhline(0.0, color="0.3", lw=0.8, ls="--")
