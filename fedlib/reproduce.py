@@ -11,6 +11,9 @@ where it stopped. Afterwards
 not run with the reason (``<name>.not_run.csv``, issue 31), and how long it took.
 A notebook run with extra parameters (``-p 'tasks=[cifar10-x0.5]'``) is a *variant*: its report
 files carry the parameters in their names (:func:`variant_of`), beside the full report.
+A profile only some notebooks define (``long``, :data:`fedlib.reporting.profiles.PARTIAL_PROFILES`)
+runs and lists only the notebooks whose ``SETTINGS`` has an entry of that name
+(:func:`notebook_profiles`).
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import pandas as pd
 from fedlib import __version__
 from fedlib.core.errors import FedlibError
 from fedlib.core.progress import PROGRESS_ENV
-from fedlib.reporting import markdown_table, project_root, resolve_profile
+from fedlib.reporting import PARTIAL_PROFILES, markdown_table, project_root, resolve_profile
 from fedlib.reporting.paths import VARIANT_ENV
 from fedlib.core.utils import atomic_write_bytes
 
@@ -53,6 +56,44 @@ def find_notebooks(root: Path, only: list[str] | None = None) -> list[Path]:
             raise FedlibError(f"no notebook matches {only}", f"choose from: {names}")
         books = chosen
     return books
+
+
+def notebook_profiles(book: Path) -> set[str] | None:
+    """The profiles ``book`` defines: the string keys of its ``SETTINGS = {...}`` dict (None when it has
+    no such literal dict)."""
+    import ast
+
+    try:
+        cells = json.loads(book.read_text(encoding="utf-8")).get("cells", [])
+    except (OSError, ValueError) as err:
+        raise FedlibError(f"cannot read notebook {book.name}: {err}") from None
+    for cell in cells:
+        if cell.get("cell_type") != "code":
+            continue
+        src = cell.get("source", "")
+        try:
+            tree = ast.parse("".join(src) if isinstance(src, list) else src)
+        except SyntaxError:
+            continue
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and any(
+                    isinstance(t, ast.Name) and t.id == "SETTINGS" for t in node.targets):
+                return {k.value for k in node.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    return None
+
+
+def books_for(books: list[Path], profile: str, root: Path) -> list[Path]:
+    """``books`` that run at ``profile``: all of them, except at a profile only some notebooks define
+    (``long``), where only those with a ``SETTINGS`` entry of that name; FedlibError when none does."""
+    if profile not in PARTIAL_PROFILES:
+        return books
+    have = [b for b in books if profile in (notebook_profiles(b) or ())]
+    if not have:
+        every = find_notebooks(root)
+        names = ", ".join(str(b.relative_to(root / "notebooks")) for b in every if profile in (notebook_profiles(b) or ()))
+        raise FedlibError(f"no selected notebook has a {profile!r} profile",
+                          f"the {profile} profile runs only: {names or '(none)'}")
+    return have
 
 
 def variant_of(params: dict | None) -> str:
@@ -375,7 +416,7 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
     if not recompute:
         _import_ledger(root, profile)
     index = _load_index(out)
-    books = find_notebooks(root, only)
+    books = books_for(find_notebooks(root, only), profile, root)
     bar = progress_bar(books, desc=f"reproduce [{profile}]", unit="notebook")
     for book in bar:
         source = str(book.relative_to(root / "notebooks"))
@@ -450,7 +491,9 @@ def parse_params(items: list[str]) -> dict:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("reproduce", help="execute the paper-table notebooks into reports/<profile>/")
-    p.add_argument("--profile", default="auto", help="smoke | cpu | paper | auto (paper with a GPU, else cpu)")
+    p.add_argument("--profile", default="auto",
+                   help="smoke | cpu | paper | long | auto (paper with a GPU, else cpu; never long). long: the "
+                        "FedQS CIFAR-10 tables at 400 rounds, only the notebooks that define it")
     p.add_argument("--only", nargs="*", help="notebook names or path fragments, e.g. fedqs/table2")
     p.add_argument("--force", action="store_true", help="re-execute notebooks that already finished")
     p.add_argument("--recompute", action="store_true",
@@ -464,19 +507,21 @@ def register(subparsers) -> None:
 def _cli(args) -> int:
     root = project_root()
     params = parse_params(args.param)  # a bad -p is reported before anything runs
-    check_params(find_notebooks(root, args.only), params)
+    profile = resolve_profile(args.profile)
+    books = books_for(find_notebooks(root, args.only), profile, root)
+    check_params(books, params)
     if args.list:
-        for book in find_notebooks(root, args.only):
+        for book in books:
             print(book.relative_to(root))
         return 0
-    index = reproduce(args.profile, args.only, args.force, root, params=params, recompute=args.recompute)
+    index = reproduce(profile, args.only, args.force, root, params=params, recompute=args.recompute)
     # this batch's notebooks decide the exit status; a failure recorded earlier for another
     # notebook or variant is reported, not inherited (issue 33: it used to fail every later batch)
-    mine = set(batch_entries(root, find_notebooks(root, args.only), params))
+    mine = set(batch_entries(root, books, params))
     failed = [k for k in mine if index.get(k, {}).get("status") != "done"]
     earlier = sorted(k for k, v in index.items() if k not in mine and v.get("status") != "done")
     print(f"{len(mine) - len(failed)} notebooks done, {len(failed)} failed; "
-          f"index: reports/{resolve_profile(args.profile)}/README.md")
+          f"index: reports/{profile}/README.md")
     if earlier:
         print(f"fedlib reproduce: note: {len(earlier)} other report(s) in the index failed in an earlier "
               f"batch (not this one): {', '.join(earlier[:5])}{' ...' if len(earlier) > 5 else ''}; "

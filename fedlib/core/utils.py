@@ -1,4 +1,4 @@
-"""Small shared helpers: devices, threads, seeded random streams, atomic writes."""
+"""Small shared helpers: devices, threads, seeded random streams, atomic writes, the evaluation cadence."""
 
 from __future__ import annotations
 
@@ -113,6 +113,20 @@ def generator(*parts, device: str | torch.device = "cpu") -> torch.Generator:
     g = torch.Generator(device=device)
     g.manual_seed(derive_seed(*parts))
     return g
+
+
+def is_eval_round(round_: int, total: int, every: int = 1, last: int = 0) -> bool:
+    """Whether round ``round_`` (1-based) of a ``total``-round run evaluates the global model: every
+    ``every``-th round, every round of the last ``last`` (``round_ > total - last``), and always the
+    last round (issue 34). ``last=0`` is the cadence from before ``eval_last`` existed. The one rule
+    the SAFL simulator, the split trainer and the toy paradigm apply; a round that does not evaluate
+    keeps its history row with NaN accuracy and loss."""
+    return round_ % every == 0 or round_ > total - last or round_ == total
+
+
+def eval_rounds(total: int, every: int = 1, last: int = 0) -> list[int]:
+    """The rounds :func:`is_eval_round` evaluates, in order (e.g. 400 rounds, every 5, last 20: 96)."""
+    return [r for r in range(1, total + 1) if is_eval_round(r, total, every, last)]
 
 
 def check_writable_dir(path, what: str, env: str | None = None) -> None:

@@ -85,6 +85,7 @@ LABEL_FIELDS = ("profile", "checkpoint_every")
 # configs were re-keyed then, and omitting them now would move those results again.)
 HASH_OMITTED_AT_DEFAULT: dict[str, object] = {
     "split.sflv2_momentum": "carry",
+    "eval_last": 0,  # issue 34: 0 = only eval_every sets the evaluated rounds, as before
 }
 # paradigms whose runs read ``data.dataset``: their hash covers the dataset's fingerprint. Others
 # (the toy paradigm: synthetic data from the seed; a paradigm a user registers) hash no data
@@ -164,6 +165,7 @@ class RunConfig:
     split: SplitConfig = field(default_factory=SplitConfig)
     rounds: int = 400
     eval_every: int = 1
+    eval_last: int = 0            # also evaluate every round of the last eval_last (issue 34; 0: eval_every alone)
     seed: int = 0
     device: str = "auto"
     backend: str = "auto"         # engine backend
@@ -370,6 +372,15 @@ class RunConfig:
         _at_least("rounds", self.rounds, 1)
         _at_most("rounds", self.rounds, MAX_ROUNDS, "the papers run 400")
         _at_least("eval_every", self.eval_every, 1)
+        _at_least("eval_last", self.eval_last, 0)
+        # [D, issue 34] a cadence that evaluates the same rounds as eval_every alone would only store a
+        # duplicate run under another hash
+        check(self.eval_last == 0 or self.eval_every > 1,
+              f"eval_last={self.eval_last} changes nothing with eval_every=1 (every round is evaluated)",
+              "leave eval_last=0, or set eval_every > 1 (e.g. eval_every=5 eval_last=20)")
+        check(self.eval_last < self.rounds,
+              f"eval_last={self.eval_last} covers all {self.rounds} rounds: every round is evaluated",
+              f"set eval_last below rounds={self.rounds}, or eval_every=1 eval_last=0")
         _at_least("checkpoint_every", self.checkpoint_every, 0)
         _at_least("seed", self.seed, 0)
         check_choice("profile", self.profile, PROFILES)

@@ -2,7 +2,13 @@
 
 ``history`` is a DataFrame (or list of row dicts) with one row per global round and columns
 ``round``, ``accuracy`` and optionally ``virtual_time`` / ``wall_time``. Rounds without an
-evaluation (``eval_every > 1``) carry NaN accuracy and are skipped.
+evaluation (``eval_every > 1``, ``eval_last``: :func:`fedlib.core.utils.is_eval_round`) carry NaN
+accuracy and are skipped: **every metric below reads the evaluated rounds only** (issue 34, tested in
+``tests/test_eval_cadence.py``) — "the last 20 rounds" are the last 20 evaluated ones, a round to a
+target is the first *evaluated* round reaching it (so it resolves to the cadence), and an oscillation
+is a drop between two consecutive evaluated rounds. The ``long`` profile's cadence (every 5th round,
+every round of the last 20) keeps the convergence window and the final window of the reports inside
+its every-round tail.
 
 Accuracy may be stored as a fraction in [0, 1] or in percent: thresholds given in *percentage
 points* (the oscillation threshold of 15) are converted by :func:`accuracy_scale`, which treats a

@@ -40,6 +40,7 @@ NEUTRAL_FIELDS: dict[str, object] = {
     "local.precision": "fp32",        # issue 17: fp32 is the training path of before, bit for bit
     "options.weighting": "uniform",   # issue 18: SMoFi's staleness weighting
     "split.sflv2_momentum": "carry",  # issue 31: SFLV2's server momentum (hash-neutral at this value)
+    "eval_last": 0,                   # issue 34: the evaluation cadence's tail (hash-neutral at 0)
 }
 
 

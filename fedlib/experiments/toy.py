@@ -13,7 +13,7 @@ and the generator state.
 
 Settings used: ``safl.clients`` (N), ``safl.k`` (clients per round), ``local.lr`` /
 ``local.epochs`` / ``local.batch_size`` (when the LocalConfig has them), ``rounds``,
-``eval_every``, ``seed``, and the options below. The environment variable
+``eval_every``, ``eval_last``, ``seed``, and the options below. The environment variable
 ``FEDLIB_TOY_SLEEP`` (seconds per round) slows it down without changing any result — used by
 the kill-and-resume test.
 """
@@ -30,7 +30,7 @@ import torch
 
 from fedlib.core.errors import FedlibError, check
 from fedlib.core.protocols import AlgorithmSpec
-from fedlib.core.utils import generator
+from fedlib.core.utils import generator, is_eval_round
 
 __all__ = ["CATALOG", "ToyOptions", "ToyTrainer"]
 
@@ -129,7 +129,7 @@ class ToyTrainer:
             jitter = 1e-4 * (torch.rand(()).item() + float(np.random.rand()) + random.random())
             self.w = self.w + jitter
         row = {"round": self.round, "virtual_time": float(self.round)}
-        if self.round % self.cfg.eval_every == 0 or self.round == self.total_rounds:
+        if is_eval_round(self.round, self.total_rounds, self.cfg.eval_every, self.cfg.eval_last):
             with torch.no_grad():
                 loss, _ = self._loss_grad(self.w, self.x_test, self.y_test)
                 z = self.x_test @ self.w[:-1] + self.w[-1]

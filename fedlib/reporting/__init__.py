@@ -21,10 +21,11 @@ Every name below is importable as ``from fedlib.reporting import name``; the Fed
 """
 
 from fedlib.reporting.coverage import not_run
-from fedlib.reporting.figures import forest_plot, paired_interval_plot, save_figure, show_forest, show_paired
+from fedlib.reporting.figures import (forest_plot, gap_curve_plot, paired_interval_plot, save_figure, show_forest,
+                                      show_gap_curves, show_paired)
 from fedlib.reporting.paths import project_root, report_dir
-from fedlib.reporting.profiles import (PROFILES, apply_knobs, check_names, resolve_profile, run_label,
-                                       show_settings)
+from fedlib.reporting.profiles import (DERIVED_PROFILES, PARTIAL_PROFILES, PROFILES, apply_knobs, cadence_words,
+                                       check_names, resolve_profile, run_label, show_settings)
 from fedlib.reporting.runs import dataset_missing, results_store, run_all, run_or_load
 from fedlib.reporting.smofi import (PAPER_ACCURACY, PAPER_CIFAR10_SPEEDUP, PAPER_FRAMEWORKS, PAPER_TINYIMAGENET_ROUNDS,
                                     SMOFI_BATCH, paper_expected_sign,
@@ -37,11 +38,13 @@ from fedlib.reporting.tables import (COMPARISON_COLUMNS, NOT_RUN_COLUMNS, compar
                                      not_run_table, save_comparison, save_not_run)
 
 __all__ = [
-    "PROFILES", "apply_knobs", "check_names", "resolve_profile", "run_label", "show_settings",
+    "PROFILES", "PARTIAL_PROFILES", "DERIVED_PROFILES", "apply_knobs", "cadence_words", "check_names", "resolve_profile", "run_label",
+    "show_settings",
     "project_root", "report_dir",
     "COMPARISON_COLUMNS", "comparison", "full_table", "markdown_table", "save_comparison",
     "NOT_RUN_COLUMNS", "not_run_table", "save_not_run",
-    "forest_plot", "paired_interval_plot", "save_figure", "show_forest", "show_paired",
+    "forest_plot", "gap_curve_plot", "paired_interval_plot", "save_figure", "show_forest", "show_gap_curves",
+    "show_paired",
     "censor", "claim_verdict", "curve_metrics", "paired_difference", "side", "verdict",
     "signed_verdict", "censored_speedup", "speedup_label", "censored_rounds", "censored_extreme",
     "not_run",

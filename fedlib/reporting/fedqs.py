@@ -54,15 +54,28 @@ def scale(suffix: str, profile: str) -> list:
     profile overlay ``fedlib/presets/profiles/safl-<suffix>-<profile>.yaml`` as overrides (its
     ``profile`` label left to :func:`~fedlib.reporting.profiles.run_label`); ``[]`` at the paper's
     scale. One profile mechanism for presets and notebooks: ``fedqs-avg-cifar10-cpu`` is the run
-    Table 2 makes at cpu."""
+    Table 2 makes at cpu. A :data:`~fedlib.reporting.profiles.DERIVED_PROFILES` profile (``long``) is its
+    base profile's overlay with its overrides replacing the same keys: ``long`` on CIFAR-10 is
+    ``["model.name=cnn3", "rounds=400", "eval_every=5", "eval_last=20"]``."""
     from fedlib.experiments.config import overlay_overrides, profile_overlay
+    from fedlib.reporting.profiles import DERIVED_PROFILES
 
-    overlay = {k: v for k, v in profile_overlay("safl", suffix, profile).items() if k != "profile"}
-    return overlay_overrides(overlay)
+    base, extra = DERIVED_PROFILES.get(profile, (profile, ()))
+    overlay = {k: v for k, v in profile_overlay("safl", suffix, base).items() if k != "profile"}
+    keys = {e.split("=", 1)[0] for e in extra}
+    return [o for o in overlay_overrides(overlay) if o.split("=", 1)[0] not in keys] + list(extra)
 
 
 # Table 1's CPU-scale CV model (the FedQS SAFL-gap study's small CNN), as the cpu overlay names it
 CPU_CV = [o for o in scale("cifar10", "cpu") if o.startswith("model.")]
+
+
+def cadence(profile: str) -> list:
+    """The evaluation cadence (``eval_every`` / ``eval_last`` overrides) of ``profile``'s CIFAR-10
+    overlay: ``["eval_every=5", "eval_last=20"]`` at ``long``, ``[]`` where every round is evaluated.
+    The one-task studies (Tables 1, 5) add it to their ``reduce`` so that their runs are the runs of
+    ``<method>-cifar10-<profile>`` (Table 5's full-FedQS runs are Table 2's, one stored result)."""
+    return [o for o in scale("cifar10", profile) if o.startswith("eval_")]
 
 
 def expand_tasks(names) -> list:
@@ -178,6 +191,37 @@ class Study:
 
         return RunConfig.from_preset(f"{method}-{self.preset}").with_overrides(
             [*overrides, *self.reductions, f"rounds={self.rounds}", f"seed={seed}", f"profile={self.label}"])
+
+
+def accuracy_curves(cells, results, keys) -> pd.DataFrame:
+    """One row per *evaluated* round of each run: ``keys`` (the names of each cell's fields), ``round``,
+    ``accuracy`` (%). Rounds without an evaluation (``eval_every`` / ``eval_last``) are dropped."""
+    frames = []
+    for cell, res in zip(cells, results):
+        h = res.history.dropna(subset=["accuracy"])
+        frames.append(pd.DataFrame({**dict(zip(keys, cell)), "round": h["round"].to_numpy(),
+                                    "accuracy": 100 * h["accuracy"].to_numpy(dtype=float)}))
+    return pd.concat(frames, ignore_index=True) if frames else pd.DataFrame(columns=[*keys, "round", "accuracy"])
+
+
+def paired_gap_curves(curves: pd.DataFrame, pairs, by=(), method_col: str = "method",
+                      pair_col: str = "seed") -> pd.DataFrame:
+    """Per round and seed, ``method − baseline`` accuracy (points) of each ``(method, baseline)`` in
+    ``pairs``, within each ``by`` group, from :func:`accuracy_curves` rows: columns ``*by``,
+    ``comparison``, ``seed``, ``round``, ``gap``. Only rounds both runs of a pair evaluated (the
+    evaluated rounds: a NaN round is never a gap of 0)."""
+    rows = []
+    groups = curves.groupby(list(by), sort=False) if by else [((), curves)]
+    for key, sel in groups:
+        key = key if isinstance(key, tuple) else (key,)
+        wide = sel.pivot_table(index=[pair_col, "round"], columns=method_col, values="accuracy")
+        for method, base in pairs:
+            if method not in wide or base not in wide:
+                continue
+            gap = (wide[method] - wide[base]).dropna().rename("gap").reset_index()
+            rows.append(gap.assign(comparison=f"{method} − {base}", **dict(zip(by, key))))
+    cols = [*by, "comparison", pair_col, "round", "gap"]
+    return pd.concat(rows, ignore_index=True)[cols] if rows else pd.DataFrame(columns=cols)
 
 
 def alpha_variants(task: str, alphas) -> list:

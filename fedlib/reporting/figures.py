@@ -137,3 +137,36 @@ def show_forest(diffs: pd.DataFrame, name: str, profile: str, group: str = "", *
         fig, _ = forest_plot(diffs, **kw)
         save_figure(fig, name, profile, group)
         plt.show()
+
+
+def gap_curve_plot(gaps: pd.DataFrame, col: str | None = None, hue: str = "comparison", tail_from: int | None = None,
+                   title: str = "", height: float = 3.2, aspect: float = 1.6):
+    """Paired gaps against the round (``fedlib.reporting.fedqs.paired_gap_curves`` rows: ``round``, ``gap``,
+    ``seed``, ``hue``, optionally ``col``): the mean over seeds as a line, the band the range over
+    seeds (min–max: with two or three seeds an interval would claim more than they hold), 0 as a
+    dashed line; ``tail_from``: the first round of the every-round tail of the cadence (shaded)."""
+    import seaborn as sns
+
+    wrap = min(2, gaps[col].nunique()) if col else None
+    g = sns.relplot(data=gaps, x="round", y="gap", hue=hue, col=col, col_wrap=wrap, kind="line",
+                    errorbar=("pi", 100), seed=0, height=height, aspect=aspect, facet_kws={"sharey": False})
+    for ax in g.axes.flat:
+        ax.axhline(0.0, color="0.3", lw=0.8, ls="--")
+        if tail_from is not None:
+            ax.axvspan(tail_from - 0.5, gaps["round"].max() + 0.5, color="0.85", alpha=0.5, lw=0)
+    g.set_axis_labels("round (evaluated rounds only)", "gap (points)")
+    if col:
+        g.set_titles("{col_name}")
+    if title:
+        g.figure.suptitle(title, y=1.03)
+    return g
+
+
+def show_gap_curves(gaps: pd.DataFrame, name: str, profile: str, group: str = "", **kw):
+    """:func:`gap_curve_plot` of ``gaps`` (when there are any), saved as ``name`` and shown."""
+    if len(gaps):
+        import matplotlib.pyplot as plt
+
+        g = gap_curve_plot(gaps, **kw)
+        save_figure(g.figure, name, profile, group)
+        plt.show()

@@ -109,7 +109,8 @@ def build_simulator(cfg, strategy: Strategy, **simulator_options) -> SAFLSimulat
     return SAFLSimulator(model, ds, parts, strategy, k=int(s.k), delays=delays, local=cfg.local,
                          rounds=int(cfg.rounds), seed=int(cfg.seed), upload=s.upload, scenario=s.scenario,
                          mode=s.mode, val_parts=val_parts, test_indices=test, device=device,
-                         backend=cfg.backend, eval_every=int(cfg.eval_every), **simulator_options)
+                         backend=cfg.backend, eval_every=int(cfg.eval_every),
+                         eval_last=int(getattr(cfg, "eval_last", 0)), **simulator_options)
 
 
 def strategy_factory(cls: type[Strategy]):

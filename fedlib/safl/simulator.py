@@ -18,8 +18,10 @@ Semi-asynchronous mode (spec fedqs.md §1), per tick t:
    :mod:`fedlib.safl.schedule`).
 
 ``run_round`` advances ticks until one aggregation happened, then evaluates the global model on
-the test set (every ``eval_every`` rounds and at the last round) with ``fedlib.train.evaluate``,
-the same function that scores a client's validation samples for ``ctx.evaluate_per_class``.
+the test set (every ``eval_every`` rounds, every round of the last ``eval_last`` and at the last
+round: :func:`fedlib.core.utils.is_eval_round`) with ``fedlib.train.evaluate``, the same function
+that scores a client's validation samples for ``ctx.evaluate_per_class``. A round that does not
+evaluate still writes its history row, with NaN accuracy and loss.
 
 Training happens at the start tick, so an in-flight client holds its finished result, not a
 reference to a global version. The simulator keeps exactly the global versions a strategy may ask
@@ -106,6 +108,7 @@ import torch
 from torch import nn
 
 from fedlib.core.errors import FedlibError, check, check_choice
+from fedlib.core.utils import is_eval_round
 from fedlib.safl.schedule import MODES, Scenario, Training, buffer_keeps_up, make_clock, trainings_read
 from fedlib.safl.strategy import SimContext, Strategy, Update, clone_state
 from fedlib.train import ClientTask, choose_backend, train_clients
@@ -143,7 +146,8 @@ class SAFLSimulator:
     mode: "semi-async" | "sync"; val_parts: per-client validation indices (or None);
     test_indices: evaluate on these test samples only (None = the full test set);
     device: where the model and data live; backend: engine backend; eval_every: rounds
-    between evaluations (the last round is always evaluated); skip_unread: skip the local
+    between evaluations (the last round is always evaluated); eval_last: also evaluate every
+    round of the last ``eval_last`` (0: ``eval_every`` alone, issue 34); skip_unread: skip the local
     training of trainings no aggregation reads, where that is exact (module docstring,
     "Skipped trainings"; False trains every one — the same results, slower).
     """
@@ -152,7 +156,7 @@ class SAFLSimulator:
                  delays, local, rounds: int = 400, seed: int = 0, upload: str = "snapshot",
                  scenario: Scenario | str = "none", mode: str = "semi-async", val_parts=None,
                  test_indices=None, device="cpu", backend: str = "auto", eval_every: int = 1,
-                 max_ticks: int | None = None, skip_unread: bool = True):
+                 eval_last: int = 0, max_ticks: int | None = None, skip_unread: bool = True):
         check_choice("SAFL mode", mode, MODES)
         check(isinstance(strategy, Strategy), f"strategy must be a fedlib Strategy, got {type(strategy).__name__}")
         n = len(train_parts)
@@ -164,6 +168,7 @@ class SAFLSimulator:
               "use 1 <= safl.k <= safl.clients")
         check(int(rounds) >= 1, f"rounds must be >= 1, got {rounds}")
         check(int(eval_every) >= 1, f"eval_every must be >= 1, got {eval_every}")
+        check(int(eval_last) >= 0, f"eval_last must be >= 0, got {eval_last}")
         if val_parts is not None:
             check(len(val_parts) == n, f"{n} clients but {len(val_parts)} validation parts")
         local.validate() if hasattr(local, "validate") else None
@@ -175,7 +180,7 @@ class SAFLSimulator:
         self.test_indices = None if test_indices is None else torch.as_tensor(test_indices, dtype=torch.long)
         self.strategy = strategy
         self.k, self.n, self.seed = int(k), n, int(seed)
-        self.backend, self.eval_every = backend, int(eval_every)
+        self.backend, self.eval_every, self.eval_last = backend, int(eval_every), int(eval_last)
         self.local = local
         self.total_rounds = int(rounds)
         self.delays = delays
@@ -328,7 +333,7 @@ class SAFLSimulator:
                "uploads": uploads, "backlog": backlog, "replaced": replaced}
         self._check_backlog(tick + 1, backlog)
         te = time.perf_counter()
-        if self.round % self.eval_every == 0 or self.round == self.total_rounds:
+        if is_eval_round(self.round, self.total_rounds, self.eval_every, self.eval_last):
             row.update(self._evaluate_global())
         else:
             row.update(accuracy=math.nan, loss=math.nan)

@@ -94,7 +94,8 @@ def build_trainer(cfg, path: str = "auto", dataset=None, parts=None) -> SplitTra
                         rounds=int(cfg.rounds), per_round=k, seed=int(cfg.seed), device=device,
                         backend=cfg.backend, framework=framework, path=path,
                         eval_every=int(cfg.eval_every), model_name=cfg.model.name,
-                        sflv2_momentum=getattr(cfg.split, "sflv2_momentum", "carry"))
+                        sflv2_momentum=getattr(cfg.split, "sflv2_momentum", "carry"),
+                        eval_last=int(getattr(cfg, "eval_last", 0)))
 
 
 def _description(name: str) -> str:

@@ -30,8 +30,8 @@ Round n (0-based inside, reported as ``round = n + 1``):
    add-on's server update ``addon.update`` (FedAvgM / SlowMo; identity otherwise); then
    ``method.after_aggregation`` (FedNAG averages the momentum buffers with the same weights) and
    ``addon.after_round`` (SMoFi keeps the last fused buffers under ``carry_momentum``).
-4. Evaluation of the global model on the test set every ``eval_every`` rounds and at the last
-   round.
+4. Evaluation of the global model on the test set every ``eval_every`` rounds, every round of
+   the last ``eval_last`` and at the last round (:func:`fedlib.core.utils.is_eval_round`).
 
 ``virtual_time`` counts lock-steps: SFLV1 adds the round's longest |T_j| (clients and surrogates
 run in parallel), SFLV2 adds Σ|T_j| (the server serves clients one after the other).
@@ -66,7 +66,7 @@ from torch import Tensor
 
 from fedlib.core.errors import check, check_choice
 from fedlib.core.state import State
-from fedlib.core.utils import generator, resolve_device
+from fedlib.core.utils import generator, is_eval_round, resolve_device
 from fedlib.split.addons import ServerAddon
 from fedlib.split.bases import BaseMethod
 from fedlib.split.methods import option_values
@@ -181,6 +181,7 @@ class SplitTrainer:
     local : the run's :class:`fedlib.train.LocalConfig` (before the base method's changes).
     rounds, per_round, seed, eval_every : rounds in the run, clients selected per round, the seed
         everything random derives from, evaluation period.
+    eval_last : also evaluate every round of the last ``eval_last`` (0: ``eval_every`` alone).
     device, backend : where and with which engine backend clients train.
     framework : ``"sflv1"`` or ``"sflv2"``. path : ``"auto"``, ``"engine"`` or ``"split"``.
     sflv2_momentum : SFLV2's server optimizer across the round's clients, ``"carry"`` or
@@ -192,7 +193,7 @@ class SplitTrainer:
                  addon: ServerAddon, local, rounds: int, per_round: int, seed: int = 0,
                  device="cpu", backend: str = "auto", framework: str = "sflv1",
                  path: str = "auto", eval_every: int = 1, model_name: str | None = None,
-                 sflv2_momentum: str = "carry"):
+                 sflv2_momentum: str = "carry", eval_last: int = 0):
         from fedlib.models import split_model
 
         check_choice("sflv2_momentum", sflv2_momentum, SFLV2_MOMENTUM)
@@ -208,8 +209,9 @@ class SplitTrainer:
         check(k >= 1, f"split.per_round must be >= 1, got {k}")
         check(int(rounds) >= 1, f"rounds must be >= 1, got {rounds}")
         check(int(eval_every) >= 1, f"eval_every must be >= 1, got {eval_every}")
+        check(int(eval_last) >= 0, f"eval_last must be >= 0, got {eval_last}")
         self.local = local
-        self.per_round, self.seed, self.eval_every = k, int(seed), int(eval_every)
+        self.per_round, self.seed, self.eval_every, self.eval_last = k, int(seed), int(eval_every), int(eval_last)
         self.device = resolve_device(device)
         from fedlib.train.common import check_precision
 
@@ -314,7 +316,7 @@ class SplitTrainer:
         self.round = n + 1
 
         acc = loss = math.nan
-        if self.round % self.eval_every == 0 or self.round == self.total_rounds:
+        if is_eval_round(self.round, self.total_rounds, self.eval_every, self.eval_last):
             ev = evaluate(self.model, self.global_state, self.dataset, split="test",
                           device=self.device)
             acc, loss = float(ev.accuracy), float(ev.loss)
