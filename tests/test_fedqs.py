@@ -18,6 +18,7 @@ from fedlib.safl.fedqs import (
     FedQSOptions,
     FedQSSGD,
     FedQSSGDOptions,
+    FedQSState,
     Mod2Params,
     SIMILARITY_REGISTRY,
     bias_ratio,
@@ -358,7 +359,7 @@ def test_feedback_reset_semantics():
     ctx = _ctx(n=10, k=2)
     st = FedQS(FedQSOptions(feedback_reset="update"))
     st.setup(ctx)
-    st._flags[:] = True  # a later start's flags must not matter
+    st.state.flags[:] = True  # a later start's flags must not matter
     ups = [_upd(0, 0, 0, info={"feedback": True, "G": 1.5}), _upd(1, 0, 0, info={"feedback": False, "G": 3.0})]
     st.aggregate(_state(0.0), ups, ctx)
     F = 1 / 2  # each client's share of the 2 aggregated updates (this round included)
@@ -368,13 +369,13 @@ def test_feedback_reset_semantics():
     # 'global': the code's per-client table, read at aggregation and cleared afterwards
     st = FedQS(FedQSOptions(feedback_reset="global"))
     st.setup(ctx)
-    st._sim[:2] = T([0.1, 0.3], dtype=torch.float64)  # s̄ = 0.2 -> G_0 = 2
-    st._flags[0] = True
+    st.state.sim[:2] = T([0.1, 0.3], dtype=torch.float64)  # s̄ = 0.2 -> G_0 = 2
+    st.state.flags[0] = True
     ups = [_upd(0, 0, 0, info={"feedback": False}), _upd(1, 0, 0, info={"feedback": True})]
     st.aggregate(_state(0.0), ups, ctx)
     w = math.exp(0.2 - F) / 2 ** (0.2 - F) * (1 + 2.0**2)
     assert torch.allclose(st.last_weights, T([w, 1.0], dtype=torch.float64) / (w + 1))
-    assert not st._flags.any()
+    assert not st.state.flags.any()
     st.aggregate(_state(0.0), ups, ctx)  # flags cleared: the info flag is ignored
     assert torch.allclose(st.last_weights, T([0.5, 0.5], dtype=torch.float64))
 
@@ -388,7 +389,7 @@ def test_feedback_reset_semantics():
 def test_start_flag_feeds_global_table_and_share_counts_history():
     st, ctx, _, _ = _four_type_run(feedback_reset="global")
     starts = [st.start(c, ctx) for c in range(4)]
-    assert st._flags.tolist() == [False, False, True, True]  # FSBC, SSBC-2
+    assert st.state.flags.tolist() == [False, False, True, True]  # FSBC, SSBC-2
     ups = [_upd(2, 0, 0, n=10, info=starts[2][1]), _upd(0, 0, 0, n=10, info=starts[0][1])]
     st.aggregate(_state(0.0), ups, ctx)
     F2 = (4 + 1) / (10 + 2)  # agg_counts [4,1,4,1] plus this round
@@ -441,7 +442,9 @@ def test_state_dict_roundtrip(tmp_path):
     st.on_upload(u, ctx)  # a pending local update must survive the checkpoint
     atomic_torch_save(st.state_dict(), tmp_path / "s.pt")
     other = FedQS()
+    other.setup(ctx)  # the simulator's order: set up for the run, then restore the checkpoint
     other.load_state_dict(safe_torch_load(tmp_path / "s.pt"))
+    assert set(st.state_dict()) == {f.name for f in dataclasses.fields(FedQSState)}  # the checkpoint is the state
     for c in [1, 0, 3, 2]:
         a, b = st.start(c, ctx), other.start(c, ctx)
         assert a[1] == b[1] and (a[0].lr, a[0].momentum) == (b[0].lr, b[0].momentum)
