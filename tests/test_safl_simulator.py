@@ -14,6 +14,7 @@ import fedlib.train
 from fedlib.core.errors import FedlibError
 from fedlib.experiments.config import RunConfig
 from fedlib.experiments.registry import get_algorithm
+from fedlib.experiments.runner import build_trainer
 from fedlib.safl.algorithms import build_simulator
 from fedlib.safl.baselines import FedSGD
 from fedlib.safl.delays import make_delays
@@ -36,7 +37,7 @@ def tiny(alg="fedavg", *extra):
 
 
 def make(alg="fedavg", *extra):
-    return get_algorithm("safl", alg).trainer(tiny(alg, *extra))
+    return build_trainer(tiny(alg, *extra))
 
 
 def rows(sim, n=None):

@@ -17,7 +17,7 @@ algorithm is one
   unsampled roles, no train/test overlap), optionally a random ``data.max_test`` of them;
 * the model (``fedlib.models.build_model``, initial weights from (seed, "safl-model"));
 * the delays (``fedlib.safl.delays.make_delays(safl.delays, N, safl.ratio, seed)``), the
-  strategy (``cfg.options``) and the :class:`~fedlib.safl.simulator.SAFLSimulator`.
+  strategy (the options instance the factory receives) and the :class:`~fedlib.safl.simulator.SAFLSimulator`.
 
 FedQS itself (``fedqs-avg``, ``fedqs-sgd``) lives in :mod:`fedlib.safl.fedqs`, the baselines in
 :mod:`fedlib.safl.baselines`.
@@ -35,7 +35,7 @@ from fedlib.safl.baselines import BASELINES
 from fedlib.safl.fedqs import STRATEGIES as FEDQS
 from fedlib.safl.delays import make_delays
 from fedlib.safl.simulator import SAFLSimulator
-from fedlib.safl.strategy import NoOptions, Strategy, make_options
+from fedlib.safl.strategy import Strategy
 from fedlib.core.utils import derive_seed, generator, resolve_device
 
 __all__ = ["CATALOG", "build_simulator", "prepare_task", "strategy_factory"]
@@ -110,12 +110,10 @@ def build_simulator(cfg, strategy: Strategy) -> SAFLSimulator:
 
 
 def strategy_factory(cls: type[Strategy]):
-    """The registry's trainer factory for strategy class ``cls``: ``cfg -> SAFLSimulator``."""
+    """The registry's trainer factory for strategy class ``cls``: ``(cfg, options) -> SAFLSimulator``
+    (``options``: the instance the run's config resolution built; None for a strategy without options)."""
 
-    def make(cfg) -> SAFLSimulator:
-        opts_cls = getattr(cls, "Options", NoOptions)
-        built = cfg.options_object() if hasattr(cfg, "options_object") else None  # a RunConfig's, built once
-        options = built if isinstance(built, opts_cls) else make_options(opts_cls, dict(cfg.options or {}), cls.name)
+    def make(cfg, options) -> SAFLSimulator:
         return build_simulator(cfg, cls(options))
 
     make.__name__ = f"make_{cls.__name__}"
