@@ -231,9 +231,9 @@ def _ctx(n=4, k=2, sizes=None, history=None, counts=None, val=True, per_class=No
         val_parts=[torch.arange(3) for _ in range(n)] if val else None,
         agg_counts=torch.as_tensor(counts or [0] * n),
         per_class_fn=per_class,
+        versions=list(history or [_state(0.0)]),
         **extra,
     )
-    ctx._history = list(history or [_state(0.0)])
     return ctx
 
 
@@ -267,7 +267,7 @@ def _four_type_run(strategy_cls=FedQS, ctx_extra=None, per_class=None, **opts):
         u.delta = _direction_delta(x, y)
         st.on_upload(u, ctx)
     first = [st.start(c, ctx) for c in range(4)]  # agg_counts all 0 -> warm-up, s table filled
-    ctx.agg_counts = torch.as_tensor([4, 1, 4, 1])
+    ctx = dataclasses.replace(ctx, agg_counts=torch.as_tensor([4, 1, 4, 1]))  # a later tick's context
     return st, ctx, first, calls
 
 
@@ -465,14 +465,15 @@ def adult_setup(data_root, tmp_path_factory):
 def _adult_sim(adult_setup, strategy, rounds=5):
     from fedlib.models import build_model
     from fedlib.safl.delays import make_delays
-    from fedlib.safl.simulator import SAFLSimulator
+    from fedlib.safl.simulator import SAFLSimulator, SimSettings
     from fedlib.train import LocalConfig
 
     ds, train, val = adult_setup
     model = build_model("fcn", ds.num_classes, seed=0, in_features=ds.input_shape[0])
     local = LocalConfig(lr=0.1, epochs=2, batch_size=50, clip_norm=20.0)
-    return SAFLSimulator(model, ds, train, strategy, k=3, delays=make_delays("uniform", 10, 5, 0), local=local,
-                         rounds=rounds, seed=0, val_parts=val, test_indices=torch.arange(500))
+    return SAFLSimulator(model, ds, train, strategy, SimSettings(k=3, rounds=rounds, seed=0),
+                         delays=make_delays("uniform", 10, 5, 0), local=local, val_parts=val,
+                         test_indices=torch.arange(500))
 
 
 @pytest.mark.parametrize("cls", [FedQSAvg, FedQSSGD])

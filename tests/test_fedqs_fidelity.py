@@ -53,9 +53,9 @@ def _ctx(n, counts=None, history=None, rnd=0, per_class=None, **extra):
     ctx = SimContext(
         n_clients=n, k=2, sizes=torch.full((n,), 10), base_local=LocalConfig(lr=0.1, momentum=0.0),
         val_parts=[torch.arange(3) for _ in range(n)], agg_counts=torch.as_tensor(counts or [0] * n),
-        per_class_fn=per_class or (lambda state, idx: T([0.5, 0.5])), round=rnd, **extra,
+        per_class_fn=per_class or (lambda state, idx: T([0.5, 0.5])), round=rnd,
+        versions=list(history or [{"w": T([1.0, 1.0])}]), **extra,
     )
-    ctx._history = list(history or [{"w": T([1.0, 1.0])}])
     return ctx
 
 
@@ -163,12 +163,12 @@ def test_d_code_momentum_rule():
 def test_e_thresholds_frozen_between_aggregations(refresh):
     kw = dict(similarity="angle", threshold_on="distance", momentum=False, feedback=False)
     st, ctx = _strategy(2, [10.0, 30.0], threshold_refresh=refresh, **kw)
-    ctx.agg_counts = torch.tensor([1, 1])
+    ctx = dataclasses.replace(ctx, agg_counts=torch.tensor([1, 1]))
     first = st.start(0, ctx)[1]
     if refresh == "aggregation":
         assert first["type"] == "warmup"  # no threshold before the first aggregation (the code's 0)
     st.aggregate({"w": T([1.0, 1.0])}, [_upd(0), _upd(1)], ctx)  # freezes θ̄ = (10 + 30)/2 = 20
-    ctx.agg_counts = torch.tensor([2, 2])
+    ctx = dataclasses.replace(ctx, agg_counts=torch.tensor([2, 2]))
     st.state.sim[0] = s_of(25.0)  # client 0's new angle, after the aggregation
     _, info = st.start(0, ctx)
     if refresh == "aggregation":  # θ̄ = 20 (frozen): 25 > 20 → strongly biased
@@ -194,7 +194,7 @@ def test_f_first_comparison(first):
         assert s1 == pytest.approx(1 / math.sqrt(2))
         return
     assert math.isnan(s1) and 0 in st.state.pending  # the initial model is never w^{t−1}: no comparison yet
-    ctx._history, ctx.round = [g1, g2], 2
+    ctx = dataclasses.replace(ctx, versions=[g1, g2], round=2)
     # L_g = w^2 − w^1 = [0, 2] vs Δ = [1, 1]: cos = 1/√2 — the first comparison, at version 2
     assert st.start(0, ctx)[1]["s"] == pytest.approx(1 / math.sqrt(2))
 
@@ -278,15 +278,16 @@ def test_official_end_to_end_adult(data_root, tmp_path):
     from fedlib.data import load_dataset, make_partition
     from fedlib.models import build_model
     from fedlib.safl.delays import make_delays
-    from fedlib.safl.simulator import SAFLSimulator
+    from fedlib.safl.simulator import SAFLSimulator, SimSettings
     from fedlib.train import LocalConfig
 
     ds = load_dataset("adult", root=data_root, cache_dir=tmp_path)
     parts = [p[:200] for p in make_partition("sex", ds, n_clients=10, seed=0)]
     model = build_model("fcn", ds.num_classes, seed=0, in_features=ds.input_shape[0])
     st = FedQSSGD({"fidelity": "official"})
-    sim = SAFLSimulator(model, ds, parts, st, k=3, delays=make_delays("uniform", 10, 5, 0),
-                        local=LocalConfig(lr=0.1, epochs=2, batch_size=50, clip_norm=20.0), rounds=6, seed=0,
+    sim = SAFLSimulator(model, ds, parts, st, SimSettings(k=3, rounds=6, seed=0),
+                        delays=make_delays("uniform", 10, 5, 0),
+                        local=LocalConfig(lr=0.1, epochs=2, batch_size=50, clip_norm=20.0),
                         test_indices=torch.arange(500))
     rows = []
     for _ in range(6):

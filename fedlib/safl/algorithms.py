@@ -34,7 +34,7 @@ from fedlib.core.protocols import AlgorithmSpec
 from fedlib.safl.baselines import BASELINES
 from fedlib.safl.fedqs import STRATEGIES as FEDQS
 from fedlib.safl.delays import make_delays
-from fedlib.safl.simulator import SAFLSimulator
+from fedlib.safl.simulator import SAFLSimulator, SimSettings
 from fedlib.safl.strategy import Strategy
 from fedlib.core.utils import derive_seed, generator, resolve_device
 
@@ -103,10 +103,10 @@ def build_simulator(cfg, strategy: Strategy) -> SAFLSimulator:
     device = resolve_device(cfg.device)
     if device.type != "cpu":
         ds = ds.to(device)
-    return SAFLSimulator(model, ds, parts, strategy, k=int(s.k), delays=delays, local=cfg.local,
-                         rounds=int(cfg.rounds), seed=int(cfg.seed), upload=s.upload, scenario=s.scenario,
-                         mode=s.mode, val_parts=val_parts, test_indices=test, device=device,
-                         backend=cfg.backend, eval_every=int(cfg.eval_every))
+    settings = SimSettings(k=int(s.k), rounds=int(cfg.rounds), seed=int(cfg.seed), mode=s.mode, upload=s.upload,
+                           scenario=s.scenario, backend=cfg.backend, eval_every=int(cfg.eval_every))
+    return SAFLSimulator(model, ds, parts, strategy, settings, delays=delays, local=cfg.local,
+                         val_parts=val_parts, test_indices=test, device=device)
 
 
 def strategy_factory(cls: type[Strategy]):
