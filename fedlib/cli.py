@@ -3,6 +3,7 @@
     fedlib data info|fetch NAME          (fedlib.data.cli)
     fedlib bench engine ...              (fedlib.train.bench)
     fedlib run | sweep | results ...     (fedlib.experiments.cli)
+    fedlib verify ...                    (fedlib.experiments.ledger_cli)
     fedlib safl schedule ...             (fedlib.safl.cli)
     fedlib split compare ...             (fedlib.experiments.compare)
     fedlib reproduce ...                 (fedlib.reproduce)
@@ -21,6 +22,7 @@ _COMMAND_MODULES = (
     "fedlib.data.cli",
     "fedlib.train.bench",
     "fedlib.experiments.cli",
+    "fedlib.experiments.ledger_cli",
     "fedlib.safl.cli",
     "fedlib.experiments.compare",
     "fedlib.reproduce",

@@ -1,8 +1,12 @@
 """``fedlib reproduce``: execute every table notebook with papermill into ``reports/<profile>/``.
 
 Each notebook is run with ``-p profile <profile>``; runs inside it come from the result store, so a
-re-run reuses finished experiments. A notebook that finished with an unchanged source is skipped
-(``--force`` re-runs it), so an interrupted batch resumes where it stopped. Afterwards
+re-run reuses finished experiments. The checkout's results ledger (``ledger/``, issue 28) is imported
+into the store first (``--recompute`` skips that), each executed report records the hashes of the runs
+it read (``<report>.runs.json``) and adds them to the ledger, so a computation spread over several
+sittings accumulates in the repository. A notebook that finished with an unchanged source and whose
+runs all stand in the ledger is skipped (``--force`` re-runs it), so an interrupted batch resumes
+where it stopped. Afterwards
 ``reports/<profile>/README.md`` indexes every notebook: paper vs measured, and how long it took.
 A notebook run with extra parameters (``-p 'tasks=[cifar10-x0.5]'``) is a *variant*: its report
 files carry the parameters in their names (:func:`variant_of`), beside the full report.
@@ -102,14 +106,45 @@ def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "pyth
     return time.perf_counter() - start
 
 
+def runs_file(out: Path, rel: str) -> Path:
+    """``<report>.runs.json`` beside an executed notebook: the hashes of the runs it read."""
+    return out / Path(rel).with_suffix(".runs.json")
+
+
+def _ledger_problem(out: Path, rel: str) -> str | None:
+    """Why the runs a report read do not stand in the results ledger as today's code would make
+    them (None when they all do). The smoke profile keeps no ledger."""
+    from fedlib.experiments.ledger import Ledger, current_hash
+
+    if out.name == "smoke":
+        return None
+    try:
+        hashes = json.loads(runs_file(out, rel).read_text())["runs"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return "no record of the runs it read (executed before the results ledger)"
+    ledger = Ledger(out.parent.parent / "ledger")
+    missing = [h for h in hashes if not ledger.has(h)]
+    if missing:
+        return f"{len(missing)} of the {len(hashes)} runs it read are not in the results ledger"
+    moved = [h for h in hashes if current_hash(ledger.config(h)) != h]
+    if moved:
+        return (f"{len(moved)} of the {len(hashes)} runs it read were made under a config that today's "
+                "code hashes differently")
+    return None
+
+
 def status_of(out: Path, rel: str, entry: dict) -> str:
     """An index entry's status as the README shows it: ``done`` becomes ``stale`` when the notebook
-    in ``notebooks/`` has changed since that report was executed (its source hash differs), so a
-    reader never takes an old report for the current code's."""
+    in ``notebooks/`` has changed since that report was executed (its source hash differs), or when
+    a run it read is missing from the results ledger or was made under another config hash than
+    today's code gives it (issue 28), so a reader never takes an old report for the current code's."""
     book = out.parent.parent / "notebooks" / entry.get("notebook", rel)
-    if entry["status"] == "done" and book.exists() and entry.get("key", {}).get("source") != _sha(book):
+    if entry["status"] != "done":
+        return entry["status"]
+    if book.exists() and entry.get("key", {}).get("source") != _sha(book):
         return "stale: executed from an earlier source of the notebook"
-    return entry["status"]
+    problem = _ledger_problem(out, rel)
+    return f"stale: {problem}" if problem else "done"
 
 
 def write_index(out: Path, profile: str, index: dict) -> Path:
@@ -126,17 +161,19 @@ def write_index(out: Path, profile: str, index: dict) -> Path:
         "| notebook (extra parameters) | status | minutes | finished (UTC) |",
         "|---|---|---|---|",
     ]
+    statuses = {rel: status_of(out, rel, entry) for rel, entry in index.items()}
     for rel, entry in sorted(index.items()):
         mins = f"{entry.get('seconds', float('nan')) / 60:.1f}" if "seconds" in entry else ""
         extra = entry.get("key", {}).get("params")
         shown = f"{entry.get('notebook', rel)} ({', '.join(f'{k}={v}' for k, v in extra.items())})" if extra else rel
-        lines.append(f"| [{shown}]({rel}) | {status_of(out, rel, entry)} | {mins} | {entry.get('finished', '')} |")
+        lines.append(f"| [{shown}]({rel}) | {statuses[rel]} | {mins} | {entry.get('finished', '')} |")
     for rel, entry in sorted(index.items()):
         table = out / Path(rel).parent / (Path(rel).stem + ".comparison.csv")
         lines += ["", f"## {rel}", ""]
-        if status_of(out, rel, entry).startswith("stale"):
-            lines += [f"**Stale:** this report was executed ({entry.get('finished', '')}) from an earlier "
-                      f"source of the notebook; its numbers are that version's. Re-run "
+        status = statuses[rel]
+        if status.startswith("stale"):
+            lines += [f"**Stale** ({status[len('stale: '):]}): this report was executed "
+                      f"({entry.get('finished', '')}) before; its numbers are that execution's. Re-run "
                       f"`fedlib reproduce --profile {profile} --only {entry.get('notebook', rel)}"
                       f"{_param_flags(entry)}` for the current one.", ""]
         if entry["status"] != "done":
@@ -145,19 +182,75 @@ def write_index(out: Path, profile: str, index: dict) -> Path:
             lines.append(markdown_table(pd.read_csv(table).astype(object).fillna("")))
         else:
             lines.append("(this notebook wrote no paper-vs-measured table)")
+    lines += not_run_section(profile)
     path = out / "README.md"
     atomic_write_bytes(path, ("\n".join(lines) + "\n").encode())
     return path
 
 
+def _import_ledger(root: Path, profile: str) -> None:
+    """Install the checkout's ledger runs into the result store before any notebook runs, so a
+    fresh clone re-renders the reports without training what the ledger holds (issue 28)."""
+    from fedlib.experiments.ledger import Ledger, import_runs
+    from fedlib.reporting.runs import results_store
+
+    ledger = Ledger(root / "ledger")
+    if profile == "smoke" or not ledger.root.is_dir():
+        return
+    rep = import_runs(ledger, results_store())
+    print(rep.line(), file=sys.stderr)
+    for h, why in rep.refused:
+        print(f"fedlib: refused ledger entry {h[:12]}: {why} (the run will be recomputed)", file=sys.stderr)
+
+
+def _record_runs(root: Path, out: Path, rel: str, log: Path, profile: str) -> None:
+    """Write ``<report>.runs.json`` from the notebook's runs log and, below the smoke profile's
+    throwaway numbers, add those runs to the checkout's ledger (so they can be committed as they
+    finish)."""
+    from fedlib.experiments.ledger import Ledger, export_runs
+    from fedlib.reporting.runs import results_store
+
+    hashes = sorted(set(log.read_text().split())) if log.exists() else []
+    target = runs_file(out, rel)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_bytes(target, (json.dumps({"report": rel, "runs": hashes}, indent=1) + "\n").encode())
+    if profile != "smoke" and hashes:
+        export_runs(results_store(), Ledger(root / "ledger"), hashes)
+
+
+def not_run_section(profile: str) -> list[str]:
+    """The index's last section: every paper table, row or panel no notebook runs at ``profile``, with
+    the reason (:func:`fedlib.reporting.coverage.not_run`); rows a notebook leaves out itself are
+    ``not run`` rows of its own table above."""
+    from fedlib.reporting.coverage import not_run
+
+    rows = not_run(profile)
+    if not rows:
+        return []
+    return ["", "## Not run at this profile", "",
+            "Paper tables, rows and panels that no notebook runs at this profile, and why. Rows a notebook "
+            "leaves out itself appear in its own table above with *measured* `not run`.", "",
+            markdown_table(pd.DataFrame([{"paper": r["paper"], "table / row": r["item"],
+                                          "status": "not run", "reason": r["reason"]} for r in rows]))]
+
+
 def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool = False,
-              root: Path | None = None, keep_going: bool = True, params: dict | None = None) -> dict:
+              root: Path | None = None, keep_going: bool = True, params: dict | None = None,
+              recompute: bool = False) -> dict:
+    """Execute the notebooks (see the module docstring). The checkout's results ledger is imported
+    into the result store first unless ``recompute``; each executed report records the runs it read
+    (``<report>.runs.json``) and, except at smoke, adds them to the ledger."""
+    import tempfile
+
     from fedlib.core.progress import progress_bar
+    from fedlib.experiments.runner import RUNS_LOG_ENV
 
     profile = resolve_profile(profile)
     root = Path(root or project_root())
     out = root / "reports" / profile
     out.mkdir(parents=True, exist_ok=True)
+    if not recompute:
+        _import_ledger(root, profile)
     index = _load_index(out)
     books = find_notebooks(root, only)
     bar = progress_bar(books, desc=f"reproduce [{profile}]", unit="notebook")
@@ -167,10 +260,14 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
         bar.set_postfix_str(rel)
         key = {"source": _sha(book), "fedlib": __version__, "params": params or {}}
         entry = index.get(rel, {})
-        if not force and entry.get("status") == "done" and entry.get("key") == key and (out / rel).exists():
+        if not force and entry.get("status") == "done" and entry.get("key") == key and (out / rel).exists() \
+                and status_of(out, rel, entry) == "done":
             continue
+        log = Path(tempfile.mkstemp(prefix="fedlib-runs-", suffix=".log")[1])
+        os.environ[RUNS_LOG_ENV] = str(log)
         try:
             seconds = execute(book, root, out, profile, params=params)
+            _record_runs(root, out, rel, log, profile)
             index[rel] = {"status": "done", "seconds": round(seconds, 1), "key": key, "notebook": source,
                           "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")}
         except Exception as err:  # noqa: BLE001 — a failing notebook must not stop the batch
@@ -179,6 +276,9 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
             print(f"fedlib reproduce: {rel} failed: {index[rel]['error']}", file=sys.stderr)
             if not keep_going:
                 raise
+        finally:
+            os.environ.pop(RUNS_LOG_ENV, None)
+            log.unlink(missing_ok=True)
         index = _record(out, rel, index[rel])
         write_index(out, profile, index)
     index = _load_index(out)
@@ -226,6 +326,8 @@ def register(subparsers) -> None:
     p.add_argument("--profile", default="auto", help="smoke | cpu | paper | auto (paper with a GPU, else cpu)")
     p.add_argument("--only", nargs="*", help="notebook names or path fragments, e.g. fedqs/table2")
     p.add_argument("--force", action="store_true", help="re-execute notebooks that already finished")
+    p.add_argument("--recompute", action="store_true",
+                   help="do not import the results ledger first: train every run the store lacks")
     p.add_argument("--list", action="store_true", help="list the notebooks and exit")
     p.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
                    help="extra notebook parameter (YAML value), e.g. -p 'tasks=[adult]'")
@@ -239,7 +341,7 @@ def _cli(args) -> int:
         for book in find_notebooks(root, args.only):
             print(book.relative_to(root))
         return 0
-    index = reproduce(args.profile, args.only, args.force, root, params=params)
+    index = reproduce(args.profile, args.only, args.force, root, params=params, recompute=args.recompute)
     failed = [k for k, v in index.items() if v["status"] != "done"]
     print(f"{len(index) - len(failed)} notebooks done, {len(failed)} failed; "
           f"index: reports/{resolve_profile(args.profile)}/README.md")

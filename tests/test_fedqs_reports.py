@@ -43,3 +43,37 @@ def test_paired_rows_verdicts():
     free = paired_rows(runs, [("A", "B", 0)]).set_index("metric")
     assert free.loc["final", "verdict"].startswith("interval excludes 0")
     assert paired_rows(runs, [("A", "C", 1)]).empty
+
+
+def test_paired_rows_carry_sign_and_side_and_claim_row_reads_them():
+    from fedlib.reporting.fedqs import claim_row
+
+    runs = pd.DataFrame({"task": ["t"] * 6 + ["u"] * 6, "method": (["A"] * 3 + ["B"] * 3) * 2,
+                         "seed": [0, 1, 2] * 4,
+                         "final": [12.0, 13.0, 14.0, 10.0, 10.5, 11.5, 10.0, 11.0, 12.0, 10.0, 11.5, 11.0]})
+    d = paired_rows(runs, [("A", "B", 1)], by=["task"], metrics=("final",))
+    assert list(d["side"]) == ["paper", "unresolved"] and list(d["sign"]) == [1, 1]
+    row = claim_row("Table X", "A ahead of B in every column", d, label_col="task")
+    assert row["measured"] == "partly" and "unresolved (interval contains 0): u" in row["note"]
+
+
+def test_mean_pairs_averages_only_columns_where_both_ran():
+    from fedlib.reporting.fedqs import mean_pairs
+
+    runs = pd.DataFrame({"task": ["t", "t", "u", "u", "v"], "method": ["A", "B", "A", "B", "A"],
+                         "seed": [0, 0, 0, 0, 0], "accuracy": [10.0, 8.0, 20.0, 18.0, 99.0]})
+    m = mean_pairs(runs, "task", "accuracy").set_index("method")["accuracy"]
+    assert m["A"] == 15.0 and m["B"] == 13.0  # column v (A only) is left out of both means
+
+
+def test_not_run_rows_reach_the_index(tmp_path):
+    from fedlib.reporting.coverage import not_run
+    from fedlib.reproduce import write_index
+
+    cpu = not_run("cpu")
+    assert any("Appendix Table 10" in r["item"] for r in cpu) and all(r["reason"] for r in cpu)
+    assert not any("ResNet-18" in r["item"] for r in not_run("paper"))
+    out = tmp_path / "reports" / "cpu"
+    out.mkdir(parents=True)
+    readme = write_index(out, "cpu", {}).read_text()
+    assert "## Not run at this profile" in readme and "| FedQS | Appendix Table 10" in readme

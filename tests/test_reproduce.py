@@ -115,7 +115,7 @@ def test_index_marks_a_report_stale_when_its_notebook_changed(tmp_path):
     write_index(out, "smoke", index)
     readme = (out / "README.md").read_text()
     assert "| stale: executed from an earlier source of the notebook |" in readme
-    assert "**Stale:**" in readme and "--only demo.ipynb" in readme
+    assert "**Stale** (executed from an earlier source of the notebook)" in readme and "--only demo.ipynb" in readme
 
 
 def test_a_run_with_parameters_is_a_variant_beside_the_full_report(tmp_path):

@@ -42,8 +42,12 @@ VARIANTS = {
         ["options.similarity=manhattan"],
     ],
     "fedqs-avg-cifar10-smoke": [["backend=loop"], ["backend=stacked"], ["options.fidelity=official"]],
-    "fedsgd-cifar10-smoke": [["backend=loop"], ["safl.mode=sync"], ["safl.upload=snapshot"]],
-    "fedavg-adult-gender-smoke": [["safl.mode=sync"], ["safl.upload=snapshot"]],
+    "fedsgd-cifar10-smoke": [["backend=loop"], ["safl.mode=sync"], ["safl.upload=snapshot"], ["rounds=10"]],
+    "fedavg-cifar10-smoke": [["backend=stacked"], ["rounds=10"]],
+    # the loop backend, where unread trainings are skipped (issue 29 item 4; auto = stacked for the FCN)
+    "fedavg-adult-gender-smoke": [["safl.mode=sync"], ["safl.upload=snapshot"], ["backend=loop"],
+                                  ["backend=loop", "rounds=20"], ["backend=loop", "safl.scenario=random-time"]],
+    "fedsgd-adult-gender-smoke": [["backend=loop"], ["backend=loop", "safl.upload=snapshot"]],
     "fedbuff-adult-gender-smoke": [["safl.mode=sync"]],
     "smofi-cifar10-smoke": [
         ["options.stale=drop"], ["options.renormalise=true"], ["options.weighting=samples"],

@@ -2,7 +2,7 @@
 
     fedlib run --preset toy-smoke --set rounds=50 --set local.lr=0.2 [--results DIR]
     fedlib sweep --preset toy-smoke --seeds 0 1 2 --grid safl.k=2,4 --backend local|ray
-    fedlib results list | show HASH | rm HASH... | rm --all | rehash [--dry-run]
+    fedlib results list | show HASH | rm HASH... | rm --all | rehash [--dry-run] | export [HASH...] | import [PATH]
     fedlib presets
 """
 
@@ -101,6 +101,10 @@ def cmd_sweep(args) -> int:
 
 def cmd_results(args) -> int:
     store = _store(args)
+    if args.action in ("export", "import"):
+        from fedlib.experiments import ledger_cli
+
+        return (ledger_cli.cmd_export if args.action == "export" else ledger_cli.cmd_import)(store, args)
     if args.action == "list":
         table = store.list()
         if args.json:
@@ -190,10 +194,14 @@ def register(subparsers) -> None:
     p.set_defaults(func=cmd_sweep)
 
     p = subparsers.add_parser("results", help="inspect and prune the result store")
-    p.add_argument("action", choices=("list", "show", "rm", "rehash"),
-                   help="rehash: move stored runs to the current config-hash scheme (after an upgrade)")
+    p.add_argument("action", choices=("list", "show", "rm", "rehash", "export", "import"),
+                   help="rehash: move stored runs to the current config-hash scheme (after an upgrade); "
+                        "export: finished runs into the results ledger (default: the runs the reports "
+                        "read; HASH prefixes or --all for others); import [PATH]: ledger runs into the store")
     p.add_argument("hashes", nargs="*", metavar="HASH", help="hash prefix(es)")
-    p.add_argument("--all", action="store_true", help="with rm: remove every result")
+    p.add_argument("--all", action="store_true", help="with rm: remove every result; with export: export every result")
+    p.add_argument("--ledger", metavar="DIR", default=None,
+                   help="with export/import: the ledger folder (default $FEDLIB_LEDGER or ledger/ of the checkout)")
     p.add_argument("--dry-run", action="store_true", help="with rehash: only say what would move")
     p.add_argument("--results", metavar="DIR", default=None,
                    help="result store folder (default $FEDLIB_RESULTS or ./results)")

@@ -28,6 +28,7 @@ A checkpoint that cannot be used (damaged, edited, another format, missing a par
 from __future__ import annotations
 
 import math
+import os
 import random
 import sys
 import time
@@ -237,11 +238,24 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
     store = as_store(store)
     cached = _cached_result(cfg, store, h, resume, progress)
     if cached is not None:
-        return cached
+        return _log_read(cached)
     st = _start(resolved, store, resume, trainer, threads)
     store.write_config(cfg, fp, config_hash=h)
     _train_rounds(cfg, store, h, st, progress)
-    return _write_result(cfg, store, h, fp, st, progress)
+    return _log_read(_write_result(cfg, store, h, fp, st, progress))
+
+
+RUNS_LOG_ENV = "FEDLIB_RUNS_LOG"
+
+
+def _log_read(result: RunResult) -> RunResult:
+    """Append the result's hash to ``$FEDLIB_RUNS_LOG`` when it is set: ``fedlib reproduce`` sets it
+    to learn which runs a notebook read (its ``<report>.runs.json``, issue 28)."""
+    log = os.environ.get(RUNS_LOG_ENV)
+    if log:
+        with open(log, "a") as f:
+            f.write(result.config_hash + "\n")
+    return result
 
 
 def _cached_result(cfg: RunConfig, store: ResultStore, h: str, resume: bool, progress: bool) -> RunResult | None:

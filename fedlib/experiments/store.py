@@ -319,7 +319,9 @@ class ResultStore:
         summary = dict(summary)
         summary["files"] = {n: _sha256(blobs[n]) for n in ("history.csv", "clients.csv")}
         blobs["summary.json"] = _json_bytes(summary)
-        self.write_folder(h, blobs)
+        from fedlib.experiments.provenance import provenance  # noqa: PLC0415
+
+        self.write_folder(h, blobs, extra_done={"provenance": provenance()})
         return RunResult(history=csv_to_frame(blobs["history.csv"]),
                          clients=csv_to_frame(blobs["clients.csv"]),
                          summary=json.loads(blobs["summary.json"]), config_hash=h,

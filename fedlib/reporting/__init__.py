@@ -4,9 +4,11 @@ Modules (one job each):
 
 - ``profiles``: resolve_profile, apply_knobs, check_names, show_settings, run_label;
 - ``paths``: project_root, report_dir;
-- ``tables``: comparison, save_comparison, markdown_table;
-- ``figures``: save_figure, paired_interval_plot, show_paired;
-- ``stats``: curve_metrics, paired_difference, verdict;
+- ``tables``: comparison, save_comparison, markdown_table, full_table;
+- ``figures``: save_figure, forest_plot / show_forest, paired_interval_plot / show_paired;
+- ``stats``: curve_metrics, paired_difference, verdict, and the claim verdicts (side, claim_verdict,
+  censor: verdicts from resolved differences only, unreached targets censored);
+- ``coverage``: not_run — what a profile does not run, with the reason (the reports index lists it);
 - ``runs``: results_store, run_all, run_or_load, dataset_missing;
 - ``fedqs``: the FedQS notebooks' methods, tasks and per-profile scale (task_config, ...);
 - ``smofi``: the SMoFi notebooks' runs (smofi_config, ...) and the paper's numbers they share.
@@ -15,7 +17,8 @@ Every name below is importable as ``from fedlib.reporting import name``; the Fed
 (``METHODS``, ``TASKS``, ...) is imported from ``fedlib.reporting.fedqs``.
 """
 
-from fedlib.reporting.figures import paired_interval_plot, save_figure, show_paired
+from fedlib.reporting.coverage import not_run
+from fedlib.reporting.figures import forest_plot, paired_interval_plot, save_figure, show_forest, show_paired
 from fedlib.reporting.paths import project_root, report_dir
 from fedlib.reporting.profiles import (PROFILES, apply_knobs, check_names, resolve_profile, run_label,
                                        show_settings)
@@ -24,15 +27,16 @@ from fedlib.reporting.smofi import (PAPER_ACCURACY, PAPER_FRAMEWORKS, PAPER_TINY
                                     SMOFI_DATASETS, SMOFI_METHODS, SMOFI_PARTICIPATION, SMOFI_PRESET,
                                     SMOFI_SCALE_KNOBS, smofi_config, smofi_configs, smofi_label,
                                     smofi_participations, smofi_scale_note, smofi_settings)
-from fedlib.reporting.stats import curve_metrics, paired_difference, verdict
-from fedlib.reporting.tables import COMPARISON_COLUMNS, comparison, markdown_table, save_comparison
+from fedlib.reporting.stats import censor, claim_verdict, curve_metrics, paired_difference, side, verdict
+from fedlib.reporting.tables import COMPARISON_COLUMNS, comparison, full_table, markdown_table, save_comparison
 
 __all__ = [
     "PROFILES", "apply_knobs", "check_names", "resolve_profile", "run_label", "show_settings",
     "project_root", "report_dir",
-    "COMPARISON_COLUMNS", "comparison", "markdown_table", "save_comparison",
-    "paired_interval_plot", "save_figure", "show_paired",
-    "curve_metrics", "paired_difference", "verdict",
+    "COMPARISON_COLUMNS", "comparison", "full_table", "markdown_table", "save_comparison",
+    "forest_plot", "paired_interval_plot", "save_figure", "show_forest", "show_paired",
+    "censor", "claim_verdict", "curve_metrics", "paired_difference", "side", "verdict",
+    "not_run",
     "dataset_missing", "results_store", "run_all", "run_or_load",
     "PAPER_ACCURACY", "PAPER_FRAMEWORKS", "PAPER_TINYIMAGENET_ROUNDS", "SMOFI_BATCH", "SMOFI_DATASETS",
     "SMOFI_METHODS", "SMOFI_PARTICIPATION", "SMOFI_PRESET", "SMOFI_SCALE_KNOBS", "smofi_config", "smofi_configs",

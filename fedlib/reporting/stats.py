@@ -68,3 +68,68 @@ def verdict(diff: dict, expected_sign: int = 1) -> str:
         return ("paper's direction reproduced" if sign == expected_sign else "opposite of the paper's direction") + \
             f" (interval excludes 0; {favour}/{diff['n']} pairs favour the method)"
     return f"not resolved: the interval contains 0 ({favour}/{diff['n']} pairs favour the method)"
+
+
+# ------------------------------------------------------------------ verdicts from resolved differences
+SIDES = ("paper", "opposite", "unresolved")
+
+
+def side(diff: dict, expected_sign: int) -> str:
+    """Where a :func:`paired_difference` lands against the paper's ``expected_sign`` (+1: the paper
+    says the difference is positive, −1: negative): ``"paper"`` when its 95% interval excludes 0 on
+    the paper's side, ``"opposite"`` when it excludes 0 on the other side, else ``"unresolved"``
+    (also with fewer than two pairs: one pair cannot measure its own noise). A nominal mean on the
+    paper's side with an interval that contains 0 counts for nothing."""
+    if expected_sign not in (1, -1):
+        raise ValueError(f"expected_sign must be +1 or -1, got {expected_sign!r}")
+    lo, hi = diff.get("lo", float("nan")), diff.get("hi", float("nan"))
+    if diff.get("n", 0) < 2 or lo != lo or hi != hi:
+        return "unresolved"
+    if lo > 0 or hi < 0:
+        return "paper" if (1 if lo > 0 else -1) == expected_sign else "opposite"
+    return "unresolved"
+
+
+def claim_verdict(parts) -> dict:
+    """The verdict on one claim of the paper from the paired differences it rests on.
+
+    ``parts``: ``(label, diff, expected_sign)`` for each difference the claim needs (e.g. "FedQS-Avg
+    ahead of M-step" in every column: one part per column). Only resolved differences count:
+
+    - ``reproduced``: every part's 95% interval excludes 0 on the paper's side;
+    - ``partly``: at least one part does, not all (the others unresolved or opposite);
+    - ``opposite``: no part on the paper's side, at least one resolved against it;
+    - ``not resolved``: no part resolved either way (or no part at all).
+
+    Returns ``{"verdict", "paper", "opposite", "unresolved", "n", "note"}``; ``note`` lists the
+    parts by side, e.g. ``"2/3 resolved on the paper's side (CV x=0.5, RWD Gender); unresolved: CV x=1"``.
+    """
+    by = {s: [] for s in SIDES}
+    for label, diff, sign in parts:
+        by[side(diff, sign)].append(str(label))
+    n = sum(len(v) for v in by.values())
+    if n and len(by["paper"]) == n:
+        word = "reproduced"
+    elif by["paper"]:
+        word = "partly"
+    elif by["opposite"]:
+        word = "opposite"
+    else:
+        word = "not resolved"
+    bits = [f"{len(by['paper'])}/{n} resolved on the paper's side"
+            + (f" ({', '.join(by['paper'])})" if by["paper"] and len(by["paper"]) < n else "")]
+    if by["opposite"]:
+        bits.append(f"resolved against it: {', '.join(by['opposite'])}")
+    if by["unresolved"]:
+        bits.append(f"unresolved (interval contains 0): {', '.join(by['unresolved'])}")
+    return {"verdict": word, "paper": len(by["paper"]), "opposite": len(by["opposite"]),
+            "unresolved": len(by["unresolved"]), "n": n, "note": "; ".join(bits)}
+
+
+def censor(values, budget: float):
+    """Rounds-to-target values with an unreached target (NaN) censored at ``budget`` (the run's T):
+    a run that never reached the target needed at least T rounds, so it is kept, not dropped.
+    Returns ``(values as floats with NaN -> budget, number censored)``."""
+    s = pd.Series(values, dtype=float)
+    n = int(s.isna().sum())
+    return s.fillna(float(budget)), n

@@ -62,3 +62,9 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = "{:.2f}") -> str:
     rule = "|" + "|".join("---" for _ in df.columns) + "|"
     body = ["| " + " | ".join(cell(v) for v in row) + " |" for row in df.itertuples(index=False)]
     return "\n".join([head, rule, *body])
+
+
+def full_table(df: pd.DataFrame) -> pd.DataFrame:
+    """``df`` displayed with every cell in full (a verdict or note is never cut at 50 characters);
+    the data and the session's pandas options are unchanged."""
+    return Comparison(df)

@@ -93,8 +93,9 @@ def prepare_task(cfg):
     return ds, parts, val_parts, test, model
 
 
-def build_simulator(cfg, strategy: Strategy) -> SAFLSimulator:
-    """The simulator for ``cfg`` with ``strategy`` (everything validated before training)."""
+def build_simulator(cfg, strategy: Strategy, skip_unread: bool = True) -> SAFLSimulator:
+    """The simulator for ``cfg`` with ``strategy`` (everything validated before training);
+    ``skip_unread``: :attr:`SimSettings.skip_unread`."""
     s = cfg.safl
     check(int(s.k) <= int(s.clients), f"safl.k={s.k} updates per round exceeds safl.clients={s.clients}",
           "lower safl.k or raise safl.clients")
@@ -104,7 +105,8 @@ def build_simulator(cfg, strategy: Strategy) -> SAFLSimulator:
     if device.type != "cpu":
         ds = ds.to(device)
     settings = SimSettings(k=int(s.k), rounds=int(cfg.rounds), seed=int(cfg.seed), mode=s.mode, upload=s.upload,
-                           scenario=s.scenario, backend=cfg.backend, eval_every=int(cfg.eval_every))
+                           scenario=s.scenario, backend=cfg.backend, eval_every=int(cfg.eval_every),
+                           skip_unread=skip_unread)
     return SAFLSimulator(model, ds, parts, strategy, settings, delays=delays, local=cfg.local,
                          val_parts=val_parts, test_indices=test, device=device)
 

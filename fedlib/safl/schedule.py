@@ -507,6 +507,32 @@ def replay(delays, k: int = 10, rounds: int = 400, scenario: Scenario | str = "n
     return out
 
 
+def trainings_read(clock: Clock, rounds: int, max_ticks: int | None = None) -> set[int] | None:
+    """Ids of the trainings whose result some aggregation reads before the run ends — the
+    ``content`` of an entry aggregated by one of the rounds ``clock.round`` … ``rounds − 1`` —
+    from a replay of a copy of ``clock`` (``clock`` itself is not changed) with the default buffer
+    rules (ready at >= K buffered, the oldest K aggregated).
+
+    Every other training, started already or later, is never read by an aggregation: under
+    ``overwrite`` one whose client restarted before its entry was aggregated, under both upload
+    semantics one still in flight when the run ends or lost by a dropout. The clock is pure (its
+    scenarios depend on the tick, the round and the seed, never on a result), so the replay is
+    exact. ``None`` when the replay does not reach ``rounds`` by tick ``max_ticks`` (the run
+    itself stops there with an error). Used by :class:`fedlib.safl.simulator.SAFLSimulator` to
+    skip the local training of such trainings."""
+    copy = Clock(clock.base_delays, clock.k, clock.upload_mode, clock.scenario, clock.seed)
+    copy.load_state_dict(clock.state_dict())
+    read: set[int] = set()
+    while copy.round < int(rounds):
+        if max_ticks is not None and copy.tick > max_ticks:
+            return None
+        copy.begin_tick()
+        if copy.ready():
+            read.update(tr.id for tr in copy.aggregate().content)
+        copy.end_tick()
+    return read
+
+
 def scenario_from(name: str, **overrides) -> Scenario:
     """A :class:`Scenario` by name with optional parameter overrides (unknown keys -> error)."""
     known = {f.name for f in dataclasses.fields(Scenario)} - {"name"}

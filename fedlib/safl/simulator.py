@@ -42,6 +42,32 @@ loop, the cost, the queue columns, the summary and the checkpoint ask the clock,
 ``buffered = False`` means the strategy's ``ready`` / ``select`` are not consulted and no backlog
 warning applies).
 
+Skipped trainings (issue 29 item 4)
+-----------------------------------
+Under ``upload="overwrite"`` a buffered entry holds its client's latest training, so a training
+whose client restarts before its entry is aggregated is never read; under both semantics neither
+is one still in flight when the run ends (or lost by a dropout). Such a training is not trained
+— its step count still enters ``cost_time`` (``LocalConfig.num_steps``, what training it would
+report) and ``strategy.start`` is still called — when that is exact:
+
+* the clock decides which trainings are read, alone: a buffered clock (not ``sync``) and a
+  strategy with the default ``ready`` / ``select``; every scenario depends on ticks, rounds and
+  the seed only. :func:`fedlib.safl.schedule.trainings_read` replays a copy of the clock to the
+  run's last round, at construction and after ``load_state_dict``;
+* the strategy declares ``reads_unaggregated = False`` (no state across a client's trainings, no
+  ``on_upload`` that needs every upload): FedAvg, FedSGD, SAFA, FedBuff, WKAFL, FedAC, FADAS and
+  CA2FL (DeFedAvg too, but its ``select`` is its own); not FedQS, FedAT or M-step;
+* a client's result does not depend on its group mates bit for bit: the ``loop`` backend (and
+  ``auto`` where it always picks ``loop``: on CPU for convolutional and recurrent models). The
+  ``stacked`` backend's batched kernels may round differently for another group size
+  (``tests/test_engine.py``), so with it — ``auto`` for the FCN on CPU and for every model on
+  CUDA — every training is trained.
+
+Every history column, client row, summary entry and global model stays bit-identical
+(``tools/golden_histories.py``); ``skip_unread=False`` trains everything. A checkpoint holds no
+result for a skipped training; resuming checks that none of those is aggregated later.
+``trainings_skipped`` counts the skipped trainings of this process (not in the summary).
+
 Time columns of a history row
 -----------------------------
 ``tick``: the tick of this round's aggregation; ``virtual_time``: ticks elapsed (tick + 1);
@@ -82,9 +108,9 @@ from torch import nn
 
 from fedlib.core.errors import FedlibError, check, check_choice
 from fedlib.safl.runstats import RunStats
-from fedlib.safl.schedule import MODES, Scenario, Training, buffer_keeps_up, make_clock
+from fedlib.safl.schedule import MODES, Scenario, Training, buffer_keeps_up, make_clock, trainings_read
 from fedlib.safl.strategy import SimContext, Strategy, Update, clone_state
-from fedlib.train import ClientTask, train_clients
+from fedlib.train import ClientTask, choose_backend, train_clients
 from fedlib.train.evaluate import evaluate, prepare_batches
 
 __all__ = ["SAFLSimulator", "SimSettings", "MODES", "BufferBacklogWarning", "VALIDATION_BATCH"]
@@ -106,7 +132,9 @@ class SimSettings:
     ``seed``, the ``mode`` ("semi-async" | "sync"), the ``upload`` semantics ("snapshot" |
     "overwrite"), the ``scenario`` (name or :class:`Scenario`), the engine ``backend``, rounds
     between evaluations (``eval_every``; the last round is always evaluated) and ``max_ticks``, the
-    guard against a run that never aggregates (None: from the rounds and delays)."""
+    guard against a run that never aggregates (None: from the rounds and delays); ``skip_unread``:
+    skip the local training of trainings no aggregation reads, where that is exact (module
+    docstring, "Skipped trainings"; False trains every one — the same results, slower)."""
 
     k: int
     rounds: int = 400
@@ -117,6 +145,7 @@ class SimSettings:
     backend: str = "auto"
     eval_every: int = 1
     max_ticks: int | None = None
+    skip_unread: bool = True
 
 
 def _update_to_dict(u: Update) -> dict:
@@ -181,6 +210,9 @@ class SAFLSimulator:
         self.stats = RunStats()  # cost, timing, staleness and queue totals (fedlib.safl.runstats)
         self._warned = False
         self._client_rows: list[dict] = []
+        self.skip_unread = bool(settings.skip_unread)
+        self.trainings_skipped = 0  # trainings not trained (counted in this process, not checkpointed)
+        self._read: set[int] | None = None  # the trainings aggregations read (None: train all)
         self._run_ctx = SimContext(  # the fields fixed for the run; ctx adds the tick's
             n_clients=n, k=self.k, sizes=torch.tensor([len(p) for p in self.train_parts], dtype=torch.long),
             base_local=local, model=self.model, dataset=dataset, train_parts=self.train_parts,
@@ -190,6 +222,7 @@ class SAFLSimulator:
         t0 = time.perf_counter()
         strategy.setup(self.ctx)
         self.stats.add_time("strategy", time.perf_counter() - t0)
+        self._plan_skips()
 
     def _tick_context(self, tick: int) -> SimContext:
         """The frozen context strategies read during ``tick``."""
@@ -237,30 +270,55 @@ class SAFLSimulator:
 
     # ------------------------------------------------------------------ training
     def _train(self, trainings: list[Training], stream_round: int) -> None:
-        """strategy.start for each training, then one engine call from the current global; the
+        """strategy.start for each training, then one engine call from the current global for
+        those an aggregation will read (all of them unless skipping, module docstring); the
         clients' random streams are keyed on ``stream_round`` (``Clock.stream_round``). The
-        cost model: the call costs its largest step count (module docstring)."""
-        tasks, meta = [], []
+        cost model: the tick costs the largest step count of the trainings started (a skipped
+        one's counted without training it; module docstring)."""
+        meta = []
         t0 = time.perf_counter()
         for tr in trainings:
             cfg, info = self.strategy.start(tr.client, self.ctx)
-            cfg = self.local if cfg is None else cfg
-            tasks.append(ClientTask(tr.client, self.train_parts[tr.client], cfg, 0))
-            meta.append((cfg, dict(info or {})))
+            meta.append((self.local if cfg is None else cfg, dict(info or {})))
+        run = [i for i, tr in enumerate(trainings) if self._read is None or tr.id in self._read]
+        tasks = [ClientTask(trainings[i].client, self.train_parts[trainings[i].client], meta[i][0], 0)
+                 for i in run]
         t1 = time.perf_counter()
         res = train_clients(self.model, self.global_state, self.dataset, tasks, seed=self.seed,
-                            round=int(stream_round), backend=self.backend, device=self.device)
+                            round=int(stream_round), backend=self.backend, device=self.device) if tasks else []
         t2 = time.perf_counter()
         self.stats.add_time("strategy", t1 - t0)
         self.stats.add_time("train", t2 - t1)
-        cost = 0
-        for tr, r, (cfg, info) in zip(trainings, res, meta):
+        skipped = set(range(len(trainings))) - set(run)
+        self.trainings_skipped += len(skipped)
+        cost = max((meta[i][0].num_steps(len(self.train_parts[trainings[i].client])) for i in skipped), default=0)
+        for i, r in zip(run, res):
+            tr, (cfg, info) = trainings[i], meta[i]
             self.results[tr.id] = Update(
                 client_id=tr.client, delta=r.delta, state=r.state, version=tr.version,
                 num_samples=int(r.num_samples), steps=int(r.steps), lr=float(cfg.lr), info=info,
                 loss=float(r.loss), start_tick=tr.start, upload_tick=tr.upload)
             cost = max(cost, int(r.steps))
         self.stats.cost_time += cost
+
+    def _skip_is_exact(self, engine: bool = True) -> bool:
+        """May the trainings no aggregation reads be left untrained without changing any result?
+        (module docstring, "Skipped trainings"): a buffered clock, a strategy that declares
+        ``reads_unaggregated = False`` and keeps the default ``ready`` / ``select`` and — with
+        ``engine`` — an engine backend whose result for a client does not depend on its group
+        (``loop``; ``auto`` where it always picks ``loop``)."""
+        cls = type(self.strategy)
+        ok = (self.clock.buffered and getattr(self.strategy, "reads_unaggregated", True) is False
+              and cls.ready is Strategy.ready and cls.select is Strategy.select)
+        loop = self.backend == "loop" or \
+            (self.backend == "auto" and choose_backend(self.model, self.device, 2) == "loop")
+        return ok and (loop or not engine)
+
+    def _plan_skips(self) -> None:
+        """The trainings to train from now on (``self._read``, None = all): those some aggregation
+        of this run reads (``schedule.trainings_read``), where skipping the others is exact."""
+        self._read = trainings_read(self.clock, self.total_rounds, self.max_ticks) \
+            if self.skip_unread and self._skip_is_exact() else None
 
     # ------------------------------------------------------------------ one round
     def run_round(self) -> dict:
@@ -344,7 +402,8 @@ class SAFLSimulator:
             uploads += len(ev.uploads)
             t0 = time.perf_counter()
             for tr in ev.uploads:
-                strat.on_upload(self.results[tr.id], ctx)
+                if tr.id in self.results:  # a skipped training has no result (never aggregated)
+                    strat.on_upload(self.results[tr.id], ctx)
             self.stats.add_time("strategy", time.perf_counter() - t0)
             ready, sel = self._selection()
             if not ready:
@@ -367,7 +426,8 @@ class SAFLSimulator:
         if not clock.buffered:
             return clock.ready(), None
         t0 = time.perf_counter()
-        buffer = [self.results[tr.id] for tr in clock.buffer]
+        # a skipped training's entry is None (only with the default ready/select, which read the length)
+        buffer = [self.results.get(tr.id) for tr in clock.buffer]
         ready = bool(buffer) and self.strategy.ready(buffer, self.ctx)
         sel = self.strategy.select(buffer, self.ctx) if ready else None
         self.stats.add_time("strategy", time.perf_counter() - t0)
@@ -422,6 +482,14 @@ class SAFLSimulator:
         self.strategy.load_state_dict(state["strategy"])
         self._client_rows = list(state["client_rows"])
         self.ctx = self._tick_context(self.clock.tick)
+        self._plan_skips()
+        missing = self.clock.live_ids() - set(self.results)
+        if missing:  # written by a run that skipped trainings: none of them may be aggregated here
+            need = trainings_read(self.clock, self.total_rounds, self.max_ticks) \
+                if self._skip_is_exact(engine=False) else None
+            check(need is not None and not missing & need,
+                  f"the checkpoint lacks the results of trainings {sorted(missing)[:5]} that this run aggregates",
+                  "resume with the rounds and the strategy of the run that wrote it")
 
     def run(self, rounds: int | None = None, progress: bool = False) -> list[dict]:
         """Convenience: run ``rounds`` (default: all remaining) rounds; return their rows."""

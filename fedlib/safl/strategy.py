@@ -14,8 +14,9 @@ itself knows its own new update), :meth:`Strategy.ready` (whether the buffer may
 at the end of this tick; default: it holds >= K updates, spec §1), :meth:`Strategy.select`
 (which buffered updates form the round; default the oldest K) and the class attribute
 ``history`` (how many global versions :meth:`SimContext.global_history` must serve; default 2,
-what FedQS Mod① needs). A strategy receives a frozen :class:`SimContext` per tick and keeps its own
-state itself.
+what FedQS Mod① needs), and ``reads_unaggregated`` (default True; False lets the simulator skip
+trainings whose result no aggregation reads). A strategy receives a frozen :class:`SimContext`
+per tick and keeps its own state itself.
 
 Conventions
 -----------
@@ -151,6 +152,13 @@ class Strategy:
     aggregation: str = "model"  # "model" | "gradient"
     Options: type = NoOptions
     history: int = 2  # global versions ctx.global_history() must be able to return
+    # True (the safe default): the strategy may depend on trainings that no aggregation reads —
+    # state kept across a client's trainings in start(), an on_upload that looks at every upload.
+    # False declares that only aggregated updates matter: start() returns the same for a client
+    # whether or not its earlier trainings ran and on_upload ignores the updates no aggregation
+    # will read; the simulator may then skip those trainings (simulator docstring, "Skipped
+    # trainings"). A subclass that adds such state or hook must set it back to True.
+    reads_unaggregated: bool = True
 
     def __init__(self, options=None):
         if options is None:

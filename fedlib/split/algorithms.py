@@ -7,7 +7,7 @@ or with ``+smofi``, ``+fedavgm``, ``+slowmo`` — plus ``fednag``, and the alias
 ``smofi`` (= fedavg+smofi), ``fedavgm`` / ``slowmo`` (= fedavg+…). Each name's options dataclass
 holds the base's and the add-on's options (:func:`fedlib.split.methods.options_class`).
 
-Every spec's trainer is :func:`build_trainer`: run config -> :class:`~fedlib.split.sfl.SplitTrainer`.
+Every spec's trainer is :func:`build_trainer`: (run config, options) -> :class:`~fedlib.split.sfl.SplitTrainer`.
 """
 
 from __future__ import annotations

@@ -272,9 +272,11 @@ plt.show()
 # between the two) and raises it for stragglers (SWBC, SSBC), clipped to [0.001, 0.2] (spec §4).
 #
 # Why does `warmup` never disappear? A client needs a similarity s_i, i.e. a non-zero local update.
-# With the Adult split, some clients hold fewer samples than one batch (B = 50, `drop_last`) after the
-# 8:2 validation holdout: they take no optimizer step (spec §2), their update is zero, and FedQS never
-# classifies them.
+# With the Adult split, some clients hold fewer samples than one batch (B = 50, `drop_last`): they take
+# no optimizer step (spec §2), their update is zero, and FedQS never classifies them. (Every client
+# trains on all of its partition by default — FedQS's situation test reads the first ≤ 20 samples per
+# class of that training data; the paper's 8:2 holdout, `data.validation=holdout`, would leave even
+# fewer samples to train on.)
 #
 # The same records per client: rows are clients sorted by their delay r_i (fast at the top), columns
 # are round bins, colour is the type the client had most often in that bin (white: the client did not

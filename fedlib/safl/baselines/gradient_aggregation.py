@@ -46,6 +46,7 @@ class FedSGD(Strategy):
     """
 
     name, aggregation = "fedsgd", "gradient"
+    reads_unaggregated = False  # no per-client state across trainings, no on_upload
 
     @dataclass
     class Options:
@@ -72,6 +73,7 @@ class FedBuff(Strategy):
     """
 
     name, aggregation = "fedbuff", "gradient"
+    reads_unaggregated = False  # no per-client state across trainings, no on_upload
 
     Options = ServerLrOptions
 
@@ -114,6 +116,7 @@ class WKAFL(Strategy):
     """
 
     name, aggregation = "wkafl", "gradient"
+    reads_unaggregated = False  # no per-client state across trainings, no on_upload
 
     @dataclass
     class Options:
@@ -192,6 +195,7 @@ class FedAC(AdaptiveServer):
     """
 
     name, aggregation = "fedac", "gradient"
+    reads_unaggregated = False  # no per-client state across trainings, no on_upload
 
     @dataclass
     class Options:
@@ -242,6 +246,8 @@ class DeFedAvg(Strategy):
     """
 
     name, aggregation = "defedavg", "gradient"
+    # no per-client state, no on_upload (its random select still keeps the simulator from skipping)
+    reads_unaggregated = False
 
     Options = ServerLrOptions
 
@@ -275,6 +281,7 @@ class FADAS(AdaptiveServer):
     """
 
     name, aggregation = "fadas", "gradient"
+    reads_unaggregated = False  # no per-client state across trainings, no on_upload
 
     @dataclass
     class Options:
@@ -325,6 +332,7 @@ class CA2FL(Strategy):
     """
 
     name, aggregation = "cfl", "gradient"
+    reads_unaggregated = False  # its cache h_i holds aggregated updates only; default start, no on_upload
 
     @dataclass
     class Options:

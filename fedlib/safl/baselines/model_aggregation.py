@@ -30,6 +30,7 @@ class FedAvg(Strategy):
     """
 
     name, aggregation = "fedavg", "model"
+    reads_unaggregated = False  # no per-client state across trainings, no on_upload
 
     @dataclass
     class Options:
@@ -69,6 +70,7 @@ class SAFA(Strategy):
     """
 
     name, aggregation = "safa", "model"
+    reads_unaggregated = False  # its cache holds aggregated updates only; default start, no on_upload
 
     @dataclass
     class Options:
@@ -170,6 +172,8 @@ class FedAT(Strategy):
     """
 
     name, aggregation = "fedat", "model"
+    # reads_unaggregated stays True: ready/select read the tier (upload − start tick) of every
+    # buffered entry's own upload, also one replaced by a later training
 
     @dataclass
     class Options:
@@ -287,6 +291,7 @@ class MStep(Strategy):
     """
 
     name, aggregation = "m-step", "model"
+    # reads_unaggregated stays True: on_upload counts every upload, aggregated or not
     Options = NoOptions
 
     def __init__(self, options=None):

@@ -1,0 +1,186 @@
+"""``fedlib results export | import`` and ``fedlib verify`` (issue 28): the results ledger.
+
+    fedlib results export [HASH ...] [--all] [--reports] [--ledger DIR]   store -> ledger
+    fedlib results import [PATH]                                           ledger -> store
+    fedlib verify [--sample N] [--only NOTEBOOK] [--profile P] [--seed S]  recompute ledger runs
+
+``verify`` recomputes ledger runs in a scratch store and prints, per run, ``identical`` or the first
+round whose (non-timing) history differs and the largest accuracy difference, with the CPU type each
+ran on. It exits 1 when a run made on this CPU type differs: one thread gives byte-identical
+histories on one CPU type; another type differs at float level (README, "Reproducibility").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import random
+import re
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from fedlib.core.errors import FedlibError, check
+from fedlib.experiments.ledger import Ledger, export_runs, import_runs
+
+__all__ = ["register", "cmd_export", "cmd_import", "cmd_verify", "report_runs", "compare_histories"]
+
+#: history / clients columns that measure the host, not the run (left out of every comparison)
+HOST_TIME = re.compile(r"^time_|wall|seconds|_share$")
+
+
+def report_runs(reports: Path, profile: str | None = None) -> dict[str, list[str]]:
+    """{report (relative to ``reports/``): the hashes it read} from every ``*.runs.json`` that
+    ``fedlib reproduce`` wrote beside the executed notebooks (``profile``: one folder only)."""
+    roots = [reports / profile] if profile else [p for p in sorted(reports.iterdir()) if p.is_dir()] \
+        if reports.is_dir() else []
+    out = {}
+    for root in roots:
+        for f in sorted(root.rglob("*.runs.json")):
+            try:
+                out[str(f.relative_to(reports))] = list(json.loads(f.read_text())["runs"])
+            except (OSError, ValueError, KeyError, TypeError):
+                print(f"fedlib: warning: {f} is unreadable; its runs are not listed", file=sys.stderr)
+    return out
+
+
+def _reports_root() -> Path:
+    from fedlib.experiments.ledger import default_ledger_root
+
+    return default_ledger_root().parent / "reports"
+
+
+def cmd_export(store, args) -> int:
+    ledger = Ledger(args.ledger)
+    if args.all:
+        hashes = store.hashes()
+    elif args.hashes:
+        hashes = [store.resolve(p) for p in args.hashes]
+    else:
+        runs = report_runs(_reports_root())
+        hashes = sorted({h for hs in runs.values() for h in hs})
+        check(bool(runs), "no report lists its runs (no reports/<profile>/**/*.runs.json)",
+              "name HASH prefixes, or --all, or execute the notebooks with fedlib reproduce first")
+    out = export_runs(store, ledger, hashes)
+    print(f"ledger {ledger.root}: {len(out['added'])} runs added, {len(out['present'])} already there, "
+          f"{len(out['missing'])} not finished in {store.root}; {len(ledger.hashes())} entries, "
+          f"{ledger.size() / 2**20:.1f} MiB")
+    for h in out["missing"]:
+        print(f"  not in the store (or unfinished): {h[:12]}")
+    return 0
+
+
+def cmd_import(store, args) -> int:
+    check(len(args.hashes) <= 1, "results import takes at most one PATH (a ledger folder)")
+    ledger = Ledger(args.hashes[0] if args.hashes else args.ledger)
+    check(ledger.root.is_dir(), f"no ledger folder at {str(ledger.root)!r}",
+          "give the path of a ledger (default: ledger/ of the checkout)")
+    rep = import_runs(ledger, store)
+    print(f"{rep.line()} (from {ledger.root} into {store.root})")
+    for h, why in rep.refused:
+        print(f"fedlib: refused ledger entry {h[:12]}: {why}", file=sys.stderr)
+    return 1 if rep.refused else 0
+
+
+# ------------------------------------------------------------------------------------------ verify
+def _comparable(frame):
+    return frame[[c for c in frame.columns if not HOST_TIME.search(str(c))]]
+
+
+def _equal(a, b) -> bool:
+    if isinstance(a, float) and isinstance(b, float) and math.isnan(a) and math.isnan(b):
+        return True
+    return a == b
+
+
+def compare_histories(old, new) -> dict:
+    """``{"identical", "first_round", "max_acc_diff"}`` of two history frames (host-time columns left
+    out): the first round whose row differs and the largest |accuracy difference| in points."""
+    a, b = _comparable(old).reset_index(drop=True), _comparable(new).reset_index(drop=True)
+    first = None
+    if list(a.columns) != list(b.columns) or len(a) != len(b):
+        first = 0
+    else:
+        for i in range(len(a)):
+            if not all(_equal(x, y) for x, y in zip(a.iloc[i].tolist(), b.iloc[i].tolist())):
+                first = int(a["round"].iloc[i]) if "round" in a else i
+                break
+    diff = None
+    if "accuracy" in a and "accuracy" in b and len(a) == len(b):
+        d = (a["accuracy"].astype(float) - b["accuracy"].astype(float)).abs().dropna()
+        diff = float(d.max()) * 100 if len(d) else 0.0
+    return {"identical": first is None, "first_round": first, "max_acc_diff": diff}
+
+
+def _candidates(ledger: Ledger, only: list[str] | None, profile: str | None) -> list[str]:
+    have = set(ledger.hashes())
+    if not only:
+        return sorted(have)
+    runs = report_runs(_reports_root(), profile)
+    picked = {h for rel, hs in runs.items() if any(o in rel for o in only) for h in hs}
+    check(bool(picked), f"no report matching {only} lists its runs",
+          "see reports/<profile>/**/*.runs.json (written by fedlib reproduce)")
+    return sorted(picked & have)
+
+
+def cmd_verify(args) -> int:
+    import pandas as pd
+
+    from fedlib.experiments import ResultStore, RunConfig, run
+    from fedlib.experiments.provenance import cpu_type
+    from fedlib.experiments.store import csv_to_frame
+
+    ledger = Ledger(args.ledger)
+    pool = _candidates(ledger, args.only, args.profile)
+    check(bool(pool), f"the ledger {str(ledger.root)!r} holds no run to verify",
+          "export runs first (fedlib results export) or check --only / --ledger")
+    check(args.sample is None or args.sample >= 1, f"--sample must be >= 1, got {args.sample}")
+    chosen = sorted(random.Random(args.seed).sample(pool, min(args.sample, len(pool)))) if args.sample else pool
+    here = cpu_type()
+    print(f"verifying {len(chosen)} of {len(pool)} ledger runs on {here}")
+    rows, bad = [], 0
+    with tempfile.TemporaryDirectory(prefix="fedlib-verify-") as scratch:
+        for h in chosen:
+            entry = ledger.config(h)
+            made_on = ledger.provenance(h).get("cpu", "unknown")
+            cfg = RunConfig.from_dict(entry["config"])
+            t0 = time.perf_counter()
+            if cfg.data_fingerprint() != entry.get("data_fingerprint"):
+                rows.append({"run": h[:12], "result": "skipped: the dataset files differ from the run's",
+                             "made on": made_on})
+                continue
+            new = run(cfg, store=ResultStore(scratch), progress=False, threads=1)
+            old = csv_to_frame(ledger.read(h)["history.csv"])
+            c = compare_histories(old, new.history)
+            was = json.loads(ledger.read(h)["summary.json"]).get("final_accuracy")
+            now = new.summary.get("final_accuracy")
+            final = (now - was) * 100 if isinstance(was, (int, float)) and isinstance(now, (int, float)) else None
+            same_type = made_on == here
+            result = "identical" if c["identical"] else f"differs from round {c['first_round']}"
+            if not c["identical"] and same_type:
+                bad += 1
+                result += " (same CPU type: not expected)"
+            rows.append({"run": h[:12], "algorithm": cfg.algorithm, "rounds": cfg.rounds, "result": result,
+                         "max |accuracy diff| (points)": c["max_acc_diff"], "final accuracy diff (points)": final,
+                         "made on": made_on,
+                         "minutes": round((time.perf_counter() - t0) / 60, 1)})
+            print(f"  {h[:12]} {cfg.algorithm:<10} {result}; max |acc diff| "
+                  f"{c['max_acc_diff'] if c['max_acc_diff'] is not None else float('nan'):.3f} points, final "
+                  f"{final if final is not None else float('nan'):+.3f}; "
+                  f"made on {made_on}", flush=True)
+    with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 60):
+        print(pd.DataFrame(rows).to_string(index=False))
+    print(f"{len(rows) - bad} consistent, {bad} differ on the CPU type they were made on")
+    return 1 if bad else 0
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("verify", help="recompute ledger runs in a scratch store and compare them")
+    p.add_argument("--sample", type=int, default=None, metavar="N", help="recompute N runs drawn at random")
+    p.add_argument("--only", nargs="*", default=None, metavar="NOTEBOOK",
+                   help="only runs read by these reports (name fragments, e.g. fedqs/table1)")
+    p.add_argument("--profile", default=None, help="with --only: the reports' profile folder (default: all)")
+    p.add_argument("--seed", type=int, default=0, help="which runs --sample draws")
+    p.add_argument("--ledger", default=None, metavar="DIR", help="ledger folder (default: ledger/ of the checkout)")
+    p.set_defaults(func=cmd_verify)
