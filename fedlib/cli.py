@@ -67,6 +67,15 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("fedlib: interrupted (finished work is kept in the result store)", file=sys.stderr)
         return 130
+    except OSError as err:  # the environment refused (permissions, a full disk, a name too long)
+        where = f" ({str(err.filename)[:120]})" if err.filename else ""
+        print(f"fedlib: error: {err.strerror or err}{where}\n  fix: check that path's permissions and "
+              "free space, or point fedlib at another folder", file=sys.stderr)
+        return 2
+    except MemoryError:
+        print("fedlib: error: out of memory\n  fix: lower the sizes asked for (clients, batch size, "
+              "data.max_train) or FEDLIB_THREADS", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

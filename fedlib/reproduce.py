@@ -7,7 +7,8 @@ it read (``<report>.runs.json``) and adds them to the ledger, so a computation s
 sittings accumulates in the repository. A notebook that finished with an unchanged source and whose
 runs all stand in the ledger is skipped (``--force`` re-runs it), so an interrupted batch resumes
 where it stopped. Afterwards
-``reports/<profile>/README.md`` indexes every notebook: paper vs measured, and how long it took.
+``reports/<profile>/README.md`` indexes every notebook: paper vs measured, the paper's rows it does
+not run with the reason (``<name>.not_run.csv``, issue 31), and how long it took.
 A notebook run with extra parameters (``-p 'tasks=[cifar10-x0.5]'``) is a *variant*: its report
 files carry the parameters in their names (:func:`variant_of`), beside the full report.
 """
@@ -40,6 +41,11 @@ def find_notebooks(root: Path, only: list[str] | None = None) -> list[Path]:
     if not folder.is_dir():
         raise FedlibError(f"no notebooks/ folder under {root}", "run fedlib reproduce from the fedlib checkout")
     books = sorted(p for p in folder.rglob("*.ipynb") if ".ipynb_checkpoints" not in p.parts)
+    if only is not None:
+        blank = [o for o in only if not str(o).strip()]
+        if not only or blank:
+            raise FedlibError("--only needs notebook names (an empty name would select every notebook)",
+                              "e.g. --only fedqs/table2 smofi/main_accuracy, or leave --only out for all")
     if only:
         chosen = [p for p in books if any(o in str(p.relative_to(folder)) for o in only)]
         if not chosen:
@@ -72,10 +78,111 @@ def _sha(path: Path) -> str:
 
 
 def _load_index(out: Path) -> dict:
+    """The index on disk; a damaged one (unreadable, not a mapping of entries) reads as empty, with
+    one line saying so (issue 33: it is rewritten by the next notebook's entry, never a stuck state)."""
     try:
-        return json.loads((out / INDEX_JSON).read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
+        index = json.loads((out / INDEX_JSON).read_text())
+    except FileNotFoundError:
         return {}
+    except (OSError, ValueError) as err:
+        print(f"fedlib reproduce: {out / INDEX_JSON} is unreadable ({err}); starting a new index",
+              file=sys.stderr)
+        return {}
+    if not isinstance(index, dict):
+        return {}
+    return {k: v for k, v in index.items() if isinstance(v, dict) and isinstance(v.get("status"), str)}
+
+
+# what a notebook parameter must hold, by name [D, issue 33]: the parameters cells default most of
+# them to None, so their type is stated here (a name not listed takes any YAML value)
+_SEEDS = ("seeds", "reduced_seeds", "optimizer_seeds")
+_COUNTS = ("rounds", "workers", "sync_seeds", "smooth", "timeline_clients", "timeline_k",
+           "timeline_ratio", "timeline_rounds", "replay_rounds", "clients", "k", "max_train",
+           "max_test", "n_clients", "last", "eval_every", "identity_steps", "sketch_dim", "batch_size")
+_NAMES = ("tasks", "methods", "reduced_methods", "datasets", "pairs", "partial_pairs", "participations",
+          "frameworks", "ablations", "rules", "architectures", "optimizers", "systems", "uploads",
+          "variants", "scenarios", "partial_methods")
+_NUMBERS = ("alpha", "target", "adam_lr", "lr", "momentum", "dirichlet_alpha")
+
+
+def _param_problem(name: str, value) -> str | None:
+    """Why ``value`` cannot be notebook parameter ``name`` (None: it can, or its type is open)."""
+    if value is None:
+        return None
+    is_int = lambda v: isinstance(v, int) and not isinstance(v, bool)  # noqa: E731
+    is_num = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)  # noqa: E731
+    items = value if isinstance(value, list) else [value]  # a scalar is a one-element list (apply_knobs)
+    if name in _SEEDS and not (items and all(is_int(v) and v >= 0 for v in items)):
+        return "a list of integers >= 0, e.g. [0, 1, 2]"
+    if name == "seed" and not (is_int(value) and value >= 0):
+        return "an integer >= 0"
+    if name in _COUNTS and not (is_int(value) and value >= 1):
+        return "an integer >= 1"
+    if name in _NAMES and not (items and all(isinstance(v, str) for v in items)):
+        return "a list of names, e.g. [a, b]"
+    if name in _NUMBERS and not is_num(value):
+        return "a number"
+    if name in ("alphas", "targets", "client_counts") and not (items and all(is_num(v) for v in items)):
+        return "a list of numbers"
+    return None
+
+
+def notebook_parameters(book: Path) -> dict:
+    """The names and default values of ``book``'s parameters cell (tagged ``parameters``)."""
+    import ast
+
+    try:
+        cells = json.loads(book.read_text(encoding="utf-8")).get("cells", [])
+    except (OSError, ValueError) as err:
+        raise FedlibError(f"cannot read notebook {book.name}: {err}") from None
+    for cell in cells:
+        if "parameters" in cell.get("metadata", {}).get("tags", []):
+            src = cell.get("source", "")
+            tree = ast.parse("".join(src) if isinstance(src, list) else src)
+            out = {}
+            for node in tree.body:
+                if isinstance(node, ast.Assign):
+                    for target in node.targets:
+                        if isinstance(target, ast.Name):
+                            try:
+                                out[target.id] = ast.literal_eval(node.value)
+                            except ValueError:
+                                out[target.id] = None
+            return out
+    return {}
+
+
+def check_params(books: list[Path], params: dict | None) -> None:
+    """FedlibError unless every ``-p`` name is a parameter of every selected notebook, of its type,
+    before any notebook runs (issue 33: an unknown name used to run the defaults as a variant)."""
+    if not params:
+        return
+    if "profile" in params:
+        raise FedlibError("-p profile=... is not a notebook parameter here: the report folder is chosen "
+                          "by --profile", f"use --profile {params['profile']}")
+    for book in books:
+        known = notebook_parameters(book)
+        unknown = [n for n in params if n not in known]
+        if unknown:
+            import difflib
+
+            close = difflib.get_close_matches(unknown[0], list(known), n=1)
+            raise FedlibError(f"notebook {book.parent.name}/{book.stem} has no parameter {unknown[0]!r}",
+                              (f"did you mean {close[0]}? " if close else "")
+                              + f"its parameters: {', '.join(n for n in known if n != 'profile')}")
+    for name, value in params.items():
+        why = _param_problem(name, value)
+        if why:
+            raise FedlibError(f"notebook parameter {name}={value!r:.80} must be {why}",
+                              f"write e.g. -p '{name}=VALUE' with {why}")
+
+
+def _failure(err: BaseException) -> str:
+    """One line saying why a notebook failed: the cell's exception (papermill's ename: evalue)."""
+    ename, evalue = getattr(err, "ename", None), getattr(err, "evalue", None)
+    text = f"{ename}: {evalue}" if ename else f"{type(err).__name__}: {err}"
+    text = " ".join(text.split())
+    return text if len(text) <= 2000 else text[:2000] + " ..."
 
 
 def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "python3",
@@ -182,6 +289,7 @@ def write_index(out: Path, profile: str, index: dict) -> Path:
             lines.append(markdown_table(pd.read_csv(table).astype(object).fillna("")))
         else:
             lines.append("(this notebook wrote no paper-vs-measured table)")
+        lines += _not_run_lines(out / Path(rel).parent / (Path(rel).stem + ".not_run.csv"), entry)
     lines += not_run_section(profile)
     path = out / "README.md"
     atomic_write_bytes(path, ("\n".join(lines) + "\n").encode())
@@ -234,6 +342,21 @@ def not_run_section(profile: str) -> list[str]:
                                           "status": "not run", "reason": r["reason"]} for r in rows]))]
 
 
+def _not_run_lines(path: Path, entry: dict) -> list[str]:
+    """The index's "not run: reason" rows of one notebook: the paper's rows it saved as not run
+    (``<name>.not_run.csv``, :func:`fedlib.reporting.save_not_run`), when it finished and saved any."""
+    if entry["status"] != "done" or not path.exists():
+        return []
+    df = pd.read_csv(path)
+    if df.empty:
+        return []
+    df = df.astype(object).fillna("")
+    df["measured"] = "not run: " + df.pop("reason").astype(str)
+    cols = [c for c in ("table", "setting", "paper", "measured", "profile") if c in df] + \
+        [c for c in df.columns if c not in ("table", "setting", "paper", "measured", "profile")]
+    return ["", f"Rows of the paper not run at this profile ({len(df)}):", "", markdown_table(df[cols])]
+
+
 def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool = False,
               root: Path | None = None, keep_going: bool = True, params: dict | None = None,
               recompute: bool = False) -> dict:
@@ -271,8 +394,7 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
             index[rel] = {"status": "done", "seconds": round(seconds, 1), "key": key, "notebook": source,
                           "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")}
         except Exception as err:  # noqa: BLE001 — a failing notebook must not stop the batch
-            index[rel] = {"status": "failed", "key": key, "notebook": source,
-                          "error": f"{type(err).__name__}: {err}"[:500]}
+            index[rel] = {"status": "failed", "key": key, "notebook": source, "error": _failure(err)}
             print(f"fedlib reproduce: {rel} failed: {index[rel]['error']}", file=sys.stderr)
             if not keep_going:
                 raise
@@ -284,6 +406,11 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
     index = _load_index(out)
     write_index(out, profile, index)
     return index
+
+
+def batch_entries(root: Path, books: list[Path], params: dict | None) -> list[str]:
+    """The index keys (report paths) of this batch's notebooks."""
+    return [report_rel(str(b.relative_to(root / "notebooks")), params) for b in books]
 
 
 def _param_flags(entry: dict) -> str:
@@ -337,12 +464,21 @@ def register(subparsers) -> None:
 def _cli(args) -> int:
     root = project_root()
     params = parse_params(args.param)  # a bad -p is reported before anything runs
+    check_params(find_notebooks(root, args.only), params)
     if args.list:
         for book in find_notebooks(root, args.only):
             print(book.relative_to(root))
         return 0
     index = reproduce(args.profile, args.only, args.force, root, params=params, recompute=args.recompute)
-    failed = [k for k, v in index.items() if v["status"] != "done"]
-    print(f"{len(index) - len(failed)} notebooks done, {len(failed)} failed; "
+    # this batch's notebooks decide the exit status; a failure recorded earlier for another
+    # notebook or variant is reported, not inherited (issue 33: it used to fail every later batch)
+    mine = set(batch_entries(root, find_notebooks(root, args.only), params))
+    failed = [k for k in mine if index.get(k, {}).get("status") != "done"]
+    earlier = sorted(k for k, v in index.items() if k not in mine and v.get("status") != "done")
+    print(f"{len(mine) - len(failed)} notebooks done, {len(failed)} failed; "
           f"index: reports/{resolve_profile(args.profile)}/README.md")
+    if earlier:
+        print(f"fedlib reproduce: note: {len(earlier)} other report(s) in the index failed in an earlier "
+              f"batch (not this one): {', '.join(earlier[:5])}{' ...' if len(earlier) > 5 else ''}; "
+              "re-run them with --only", file=sys.stderr)
     return 1 if failed else 0

@@ -1,4 +1,4 @@
-"""Every bad input gets one clear message and nothing runs (issue 19).
+"""Every bad input gets one clear message and nothing runs (issues 19, 33).
 
 CLI rows: ``fedlib ...`` exits with status 2 and prints ``fedlib: error: <problem>`` (and its fix)
 without a traceback. API rows: the call raises :class:`FedlibError`. Valid inputs that used to be
@@ -14,7 +14,8 @@ from fedlib.cli import main
 from fedlib.core.errors import FedlibError
 from fedlib.experiments import RunConfig, run
 from fedlib.experiments.runner import as_config
-from fedlib.experiments.sweep import grid, sweep
+from fedlib.experiments.sweep import grid, parse_grid, sweep
+from fedlib.experiments.store import ResultStore
 
 NO_CUDA = not torch.cuda.is_available()
 cuda_only = pytest.mark.skipif(not NO_CUDA, reason="this machine has CUDA")
@@ -86,6 +87,92 @@ CLI_CASES = [
                          "sflv1-cifar10-smoke", "--results", "{tmp}"], "profile 'cpu' vs 'smoke'"),
     ("data-unknown", ["data", "info", "mnist"], "invalid choice: 'mnist'"),
     ("sweep-seed-text", ["sweep", "--preset", TOY, "--seeds", "a"], "invalid int value"),
+    # ---- issue 33: tracebacks that became one line
+    ("lr-max-inf", _run("options.lr_max=.inf", preset="fedqs-avg-adult-gender-smoke"), "finite number"),
+    ("lr-nan", _run("local.lr=.nan"), "finite number"),
+    ("alpha-inf", _run("data.alpha=.inf", preset="fedavg-cifar10-smoke"), "finite number"),
+    ("preset-5000-chars", ["run", "--preset", "x" * 5000], "is not a preset name"),
+    ("results-300-chars", ["run", "--preset", TOY, "--results", "{dir}/" + "r" * 300], "too long"),
+    ("config-binary", ["run", "--config", "{dir}/binary.yaml"], "not a text"),
+    ("config-folder", ["run", "--config", "{dir}"], "not found"),
+    ("bench-clients-huge", ["bench", "engine", "--clients", "1000000000000"], "exceeds the limit"),
+    ("bench-batch-huge", ["bench", "engine", "--batch-size", "1000000000"], "exceeds the limit"),
+    ("bench-samples-huge", ["bench", "engine", "--clients", "100000", "--steps", "100", "--batch-size",
+                            "100"], "would not fit in memory"),
+    ("data-fetch-proc", ["data", "fetch", "adult", "--root", "/proc/x"], "data folder"),
+    ("reproduce-seeds-text", ["reproduce", "--list", "--only", "fedqs/table2", "-p", "seeds=abc"],
+     "seeds='abc' must be a list of integers"),
+    ("reproduce-unknown-name", ["reproduce", "--list", "--only", "fedqs/table2", "-p", "seed=[1]"],
+     "did you mean seeds?"),
+    ("reproduce-only-empty", ["reproduce", "--list", "--only", ""], "--only needs notebook names"),
+    ("reproduce-only-nothing", ["reproduce", "--list", "--only"], "--only needs notebook names"),
+    ("reproduce-profile-param", ["reproduce", "--list", "--profile", "smoke", "-p", "profile=cpu"],
+     "chosen by --profile"),
+    ("reproduce-rounds-text", ["reproduce", "--list", "--only", "fedqs/table2", "-p", "rounds=many"],
+     "an integer >= 1"),
+    # ---- runs that would train nothing or mean nothing
+    ("batch-100000", _run("local.batch_size=100000", preset=ADULT), "no client has a full batch"),
+    ("max-train-10", _run("data.max_train=10", preset=ADULT), "no client has a full batch"),
+    ("lr-0", _run("local.lr=0", preset=ADULT), "local.lr=0"),
+    ("alpha-1e-300", _run("data.alpha=1e-300", preset="fedavg-cifar10-smoke"), "below 1e-06"),
+    ("split-batch-huge", _run("local.batch_size=100000", "local.drop_last=true", "data.max_train=200",
+                              preset=SPLIT),
+     "no client has a full batch"),
+    # ---- unbounded sizes
+    ("rounds-1e30", _run("rounds=1e30"), "exceeds the limit of 100,000"),
+    ("ratio-1e9", _run("safl.ratio=1000000000", preset=ADULT), "exceeds the limit of 10,000"),
+    ("clients-huge", _run("safl.clients=1000000", "data.max_train=null", preset=ADULT), "exceeds the limit"),
+    ("split-clients-huge", _run("split.clients=1000000", "data.max_train=null", preset=SPLIT), "exceeds the limit"),
+    ("epochs-huge", _run("local.epochs=100000000", preset=ADULT), "exceeds the limit"),
+    ("steps-huge", _run("local.steps=100000000", preset=ADULT), "exceeds the limit"),
+    ("batch-size-huge", _run("local.batch_size=100000000", preset=ADULT), "exceeds the limit"),
+    ("schedule-rounds-1e9", ["safl", "schedule", "--rounds", "1000000000"], "--rounds 1000000000 exceeds"),
+    ("schedule-ratio-1e9", ["safl", "schedule", "--delays", "uniform", "--ratio", "1000000000"],
+     "--ratio 1000000000 exceeds"),
+    ("schedule-clients-huge", ["safl", "schedule", "--delays", "uniform", "--clients", "10000000"],
+     "--clients 10000000 exceeds"),
+    # ---- keys this run does not read
+    ("alpha-on-sex", _run("data.alpha=0.3", preset=ADULT), "not read by this run"),
+    ("cut-on-safl", _run("model.cut=layer1", preset=ADULT), "only split FL cuts the model"),
+    ("ratio-with-official-delays", _run("safl.ratio=20", preset="fedavg-adult-gender"),
+     "only safl.delays=uniform reads it"),
+    ("shards-on-sex", _run("data.shards_per_client=3", preset=ADULT), "only partition=shards"),
+    ("val-frac-without-validation", _run("data.val_frac=0.3", preset=ADULT), "no validation split"),
+    ("roles-on-adult", _run("data.roles=5", preset=ADULT), "only partition=role"),
+    ("alpha-on-split-shards", _run("data.alpha=0.3", "data.partition=shards", preset=SPLIT), "not read"),
+    # ---- sweep
+    ("sweep-grid-axis-twice", ["sweep", "--preset", TOY, "--grid", "safl.k=2", "safl.k=3", "--results",
+                               "{tmp}"], "given twice"),
+    ("sweep-grid-seed-and-seeds", ["sweep", "--preset", TOY, "--grid", "seed=0,1", "--seeds", "2",
+                                   "--results", "{tmp}"], "both set the seeds"),
+    # ---- results
+    ("rm-not-hex", ["results", "rm", "zz", "--results", "{tmp}"], "not a result hash"),
+    ("show-nothing", ["results", "show", "--results", "{tmp}"], "exactly one HASH"),
+    # ---- more plain config errors, one line each
+    ("k-float", _run("safl.k=2.5", preset=ADULT), "must be an integer"),
+    ("rounds-bool", _run("rounds=true"), "must be an integer"),
+    ("lr-text", _run("local.lr=abc"), "must be a number"),
+    ("section-scalar", _run("data=3", preset=ADULT), "data must be a mapping"),
+    ("options-scalar", _run("options=3", preset=ADULT), "options must be a mapping"),
+    ("value-as-section", _run("rounds.x=1"), "is a value, not a section"),
+    ("empty-key", _run("=3"), "empty key"),
+    ("eval-every-0", _run("eval_every=0"), "eval_every must be >= 1"),
+    ("checkpoint-every-negative", _run("checkpoint_every=-1"), "checkpoint_every must be >= 0"),
+    ("val-frac-1.5", _run("data.validation=holdout", "data.val_frac=1.5", preset=ADULT), "val_frac"),
+    ("momentum-1.5", _run("local.momentum=1.5", preset=ADULT), "momentum"),
+    ("optimizer", _run("local.optimizer=nope", preset=ADULT), "unknown optimizer"),
+    ("profile-label", _run("profile=nope"), "unknown profile"),
+    ("engine-backend", _run("backend=nope"), "unknown engine backend"),
+    ("safl-mode", _run("safl.mode=nope", preset=ADULT), "unknown safl.mode"),
+    ("safl-delays", _run("safl.delays=nope", preset=ADULT), "unknown safl.delays"),
+    ("safl-upload", _run("safl.upload=nope", preset=ADULT), "unknown safl.upload"),
+    ("safl-scenario", _run("safl.scenario=nope", preset=ADULT), "unknown safl.scenario"),
+    ("partition", _run("data.partition=nope", preset=ADULT), "unknown partition"),
+    ("normalize", _run("data.normalize=nope", preset=ADULT), "unknown normalisation"),
+    ("validation", _run("data.validation=nope", preset=ADULT), "unknown validation split"),
+    ("model-name", _run("model.name=nope", preset=ADULT), "unknown model"),
+    ("split-framework", _run("split.framework=nope", preset=SPLIT), "unknown split.framework"),
+    ("partition-role-on-adult", _run("data.partition=role", preset=ADULT), "only exists for dataset"),
 ]
 
 
@@ -93,6 +180,7 @@ def _fill(argv, tmp_path):
     (tmp_path / "afile").write_text("x")
     (tmp_path / "broken.yaml").write_text("rounds: [1\n")
     (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
+    (tmp_path / "binary.yaml").write_bytes(bytes(range(128, 256)) * 3)
     return [a.replace("{file}", str(tmp_path / "afile")).replace("{tmp}", str(tmp_path / "store"))
             .replace("{dir}", str(tmp_path)) for a in argv]
 
@@ -148,7 +236,46 @@ API_CASES = [
     pytest.param("run-cuda", lambda t: run(RunConfig.from_preset(ADULT, ["device=cuda"]), store=t,
                                             progress=False), "no usable CUDA",
                  marks=cuda_only, id="run-cuda"),
+    # ---- issue 33
+    ("from-preset-none", lambda t: RunConfig.from_preset(None), "non-empty string"),
+    ("from-preset-empty", lambda t: RunConfig.from_preset(""), "non-empty string"),
+    ("from-preset-long", lambda t: RunConfig.from_preset("x" * 5000), "is not a preset name"),
+    ("overrides-int-key", lambda t: _toy().with_overrides({3: 4}), "override key 3"),
+    ("overrides-inf-option", lambda t: RunConfig.from_preset("fedqs-avg-adult-gender-smoke")
+     .with_overrides(["options.lr_max=.inf"]), "finite number"),
+    ("from-dict-nan-lr", lambda t: RunConfig.from_dict({"local": {"lr": float("nan")}}), "finite number"),
+    ("from-dict-huge-rounds", lambda t: RunConfig.from_dict({"rounds": 10 ** 30}), "exceeds the limit"),
+    ("from-dict-lr-0", lambda t: RunConfig.from_dict({"local": {"lr": 0}}), "local.lr=0"),
+    ("from-dict-huge-ratio", lambda t: RunConfig.from_dict({"safl": {"ratio": 10 ** 9}}), "exceeds"),
+    ("alpha-tiny", lambda t: RunConfig.from_preset("fedavg-cifar10-smoke", ["data.alpha=1e-300"]),
+     "below 1e-06"),
+    ("run-trainer-int", lambda t: run(_toy(), trainer=123, store=t, progress=False), "trainer must be"),
+    ("store-int", lambda t: ResultStore(123).list(), "must be a folder path"),
+    ("store-long", lambda t: ResultStore(t / ("r" * 300)).list(), "too long"),
+    ("store-resolve-int", lambda t: ResultStore(t).resolve(123), "must be a string"),
+    ("store-rm-not-hex", lambda t: ResultStore(t).rm("zz"), "not a result hash"),
+    ("sweep-empty", lambda t: sweep([], progress=True, store=t), "at least one config"),
+    ("sweep-seed-configs-and-seeds", lambda t: sweep([_toy(), _toy().replace(seed=1)], seeds=[2], store=t,
+                                                      progress=False), "differ only in their seed"),
+    ("grid-axis-twice", lambda t: parse_grid(["safl.k=1", "safl.k=2"]), "given twice"),
+    ("grid-lr-0", lambda t: grid(_toy(), {"local.lr": [0]}), "local.lr=0"),
+    ("unread-alpha", lambda t: RunConfig.from_preset(ADULT).with_overrides(["data.alpha=0.3"]), "not read"),
+    ("unread-alpha-nested", lambda t: RunConfig.from_preset(ADULT).with_overrides({"data": {"alpha": 0.3}}),
+     "not read"),
+    ("unread-cut-replace", lambda t: RunConfig.from_preset(ADULT).replace(model={"cut": "layer1"}), "not read"),
+    ("unread-grid", lambda t: grid(RunConfig.from_preset(ADULT), {"data.alpha": [0.1, 0.3]}), "not read"),
+    ("run-threads-huge", lambda t: run(_toy(), threads=10 ** 6, store=t, progress=False), "exceeds"),
+    ("run-no-full-batch", lambda t: run(RunConfig.from_preset(ADULT, ["local.batch_size=100000"]), store=t,
+                                         progress=False), "no client has a full batch"),
+    ("run-max-train-10", lambda t: run(RunConfig.from_preset(ADULT, ["data.max_train=10"]), store=t,
+                                        progress=False), "no client has a full batch"),
+    ("from-yaml-binary", lambda t: RunConfig.from_yaml(_binary(t)), "not a text"),
 ]
+
+
+def _binary(t):
+    (t / "binary.yaml").write_bytes(bytes(range(128, 256)))
+    return t / "binary.yaml"
 
 
 @pytest.mark.parametrize("name, call, fragment", API_CASES,
@@ -165,6 +292,82 @@ def test_table_has_at_least_40_rows():
     assert len(CLI_CASES) + len(API_CASES) >= 40
 
 
+def test_table_has_at_least_120_rows():  # issue 33
+    assert len(CLI_CASES) + len(API_CASES) + len(ENV_CASES) >= 120
+
+
+# (id, environment, argv, fragment): the environment is checked before the store is touched
+ENV_CASES = [
+    ("threads-text", {"FEDLIB_THREADS": "abc"}, _run(), "FEDLIB_THREADS must be an integer"),
+    ("threads-huge", {"FEDLIB_THREADS": "100000"}, _run(), "FEDLIB_THREADS=100000 exceeds"),
+    ("progress-unknown", {"FEDLIB_PROGRESS": "foo"}, ["run", "--preset", TOY], "unknown FEDLIB_PROGRESS"),
+    ("results-env-long", {"FEDLIB_RESULTS": "/tmp/" + "r" * 300}, _run(), "too long"),
+]
+
+
+@pytest.mark.parametrize("name, env, argv, fragment", ENV_CASES, ids=[c[0] for c in ENV_CASES])
+def test_cli_bad_environment_is_one_clear_error(name, env, argv, fragment, monkeypatch, capsys):
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fedlib: error: ") and "Traceback" not in err and fragment in err, err
+
+
+@pytest.mark.parametrize("env", [{"FEDLIB_THREADS": "abc"}, {"FEDLIB_PROGRESS": "foo"},
+                                 {"FEDLIB_THREADS": "100000"}])
+def test_bad_environment_with_no_resume_keeps_the_finished_result(env, tmp_path, monkeypatch, capsys):
+    """Issue 33: the invocation is checked before the store is touched: nothing computed is lost."""
+    store = ResultStore(tmp_path)
+    res = run(_toy(), store=store, progress=False)
+    before = (res.path / "history.csv").read_bytes()
+    for key, value in env.items():
+        monkeypatch.setenv(key, value)
+    assert main(["run", "--preset", TOY, "--set", "rounds=2", "--no-resume", "--results", str(tmp_path)]) == 2
+    assert store.has(res.config_hash) and (res.path / "history.csv").read_bytes() == before
+
+
+def test_no_resume_keeps_the_old_result_until_the_new_one_replaces_it(tmp_path):
+    store = ResultStore(tmp_path)
+    res = run(_toy(), store=store, progress=False)
+
+    class Boom:
+        def __init__(self, cfg, options):
+            raise RuntimeError("trainer failed")
+
+    with pytest.raises(RuntimeError):
+        run(_toy(), store=store, progress=False, resume=False, trainer=Boom)
+    assert store.has(res.config_hash)  # the failed recompute lost nothing
+    again = run(_toy(), store=store, progress=False, resume=False)
+    assert not again.cached and again.history.equals(res.history.assign(wall_time=again.history.wall_time))
+
+
+def test_a_diverging_run_stops_naming_the_round(tmp_path):
+    cfg = RunConfig.from_preset(ADULT, ["local.lr=1e30", "rounds=3"])
+    with pytest.raises(FedlibError, match=r"diverged: its loss is nan at round 1"):
+        run(cfg, store=tmp_path, progress=False)
+    assert ResultStore(tmp_path).status(cfg)[0] == "failed"  # not stored as done
+
+
+def test_rm_asks_before_a_short_prefix_and_reports_what_it_could_not_remove(tmp_path, monkeypatch, capsys):
+    res = run(_toy(), store=tmp_path, progress=False)
+    h = res.config_hash
+    assert main(["results", "rm", h[:1], "--results", str(tmp_path)]) == 2
+    assert "too short" in capsys.readouterr().err and ResultStore(tmp_path).has(h)
+    import os
+
+    def refuse(*a, **k):
+        raise PermissionError(13, "Permission denied")
+
+    monkeypatch.setattr(os, "rename", refuse)  # a read-only store (the tests may run as root)
+    assert main(["results", "rm", h[:8], "--results", str(tmp_path)]) == 2
+    out = capsys.readouterr()
+    assert "could not remove" in out.err and "removed" not in out.out and ResultStore(tmp_path).has(h)
+    monkeypatch.undo()
+    assert main(["results", "rm", h[:3], "--yes", "--results", str(tmp_path)]) == 0
+    assert f"removed {h}" in capsys.readouterr().out and ResultStore(tmp_path).hashes() == []
+
+
 # ------------------------------------------------------------------ valid inputs are accepted
 @pytest.mark.parametrize("value, expected", [("1e-3", 1e-3), ("1E-3", 1e-3), ("2.5e-2", 0.025)])
 def test_scientific_notation_is_a_number(value, expected):
@@ -174,11 +377,39 @@ def test_scientific_notation_is_a_number(value, expected):
 
 
 def test_tiny_alpha_and_yaml_scientific_notation(tmp_path):
-    cfg = RunConfig.from_preset("fedavg-cifar10-smoke").with_overrides(["data.alpha=1e-9"])
-    assert cfg.data.alpha == 1e-9
+    # issue 33: 1e-6 is the smallest alpha accepted (below it every value gives the same split)
+    cfg = RunConfig.from_preset("fedavg-cifar10-smoke").with_overrides(["data.alpha=1e-6"])
+    assert cfg.data.alpha == 1e-6
     path = tmp_path / "mine.yaml"
     path.write_text(f"extends: {ADULT}\nlocal:\n  lr: 1e-3\n")
     assert RunConfig.from_yaml(path).local.lr == 1e-3
+
+
+def test_numpy_and_torch_integers_are_integers():
+    import numpy as np
+
+    cfg = _toy()
+    a = cfg.with_overrides({"rounds": np.int64(3), "safl.k": torch.tensor(2), "local.lr": np.float32(0.5)})
+    b = cfg.with_overrides({"rounds": 3, "safl.k": 2, "local.lr": 0.5})
+    assert (a.rounds, a.safl.k, type(a.rounds)) == (3, 2, int) and a.config_hash() == b.config_hash()
+
+
+def test_with_overrides_merges_a_section_dict_as_replace_does():
+    """Issue 33: {'local': {'lr': 0.05}} used to reset the preset's other local fields."""
+    cfg = RunConfig.from_preset(ADULT)
+    merged = cfg.with_overrides({"local": {"lr": 0.05}})
+    assert merged.to_dict() == cfg.replace(local={"lr": 0.05}).to_dict()
+    assert merged.local.batch_size == cfg.local.batch_size == 50 and merged.local.clip_norm == 20.0
+    assert merged.to_dict() == cfg.with_overrides(["local.lr=0.05"]).to_dict()
+    cells = grid(cfg, {"local": [{"lr": 0.05}, {"lr": 0.2}]})
+    assert [c.local.lr for c in cells] == [0.05, 0.2] and all(c.local.drop_last for c in cells)
+
+
+def test_an_unread_key_set_to_its_own_value_is_accepted():
+    cfg = RunConfig.from_preset(ADULT)
+    assert cfg.with_overrides([f"data.alpha={cfg.data.alpha}"]).config_hash() == cfg.config_hash()
+    cifar = RunConfig.from_preset("fedavg-cifar10-smoke")
+    assert cifar.with_overrides(["data.alpha=0.3"]).data.alpha == 0.3  # read by a Dirichlet split
 
 
 def test_cli_runs_with_lr_in_scientific_notation(tmp_path, capsys):

@@ -79,3 +79,35 @@ def test_smofi_label_participations_and_configs():
     direct = smofi_config("smoke", "cifar10", "fedavg+smofi", 0, "full", label="smoke", model="cnn", cut="conv1",
                           max_test=100, rounds=None, **{"options.alpha": -1.0})
     assert built.config_hash() == direct.config_hash()
+
+
+def test_paper_expected_sign_reads_the_papers_table_per_dataset():
+    """Issue 31: a verdict takes the paper's sign per claim — SlowMo is *below* FedAvg on CIFAR-10
+    (76.54 < 77.16) and above it on CIFAR-100; FedNAG below FedAvg; SFLV2 above SFLV1."""
+    from fedlib.reporting import paper_expected_sign
+
+    assert paper_expected_sign("+ SlowMo", "FedAvg", "cifar10")[0] == -1
+    assert "76.54" in paper_expected_sign("+ SlowMo", "FedAvg", "cifar10")[1]
+    assert paper_expected_sign("+ SlowMo", "FedAvg", "cifar100")[0] == 1
+    assert paper_expected_sign("+ FedAvgM", "FedAvg", "cifar10")[0] == 1
+    assert paper_expected_sign("+ SMoFi", "FedAvg", "tinyimagenet")[0] == 1
+    assert paper_expected_sign("SMoFi", "SFLV1", "cifar10")[0] == 1  # frameworks names map to the main table's
+    assert paper_expected_sign("FedNAG", "FedAvg", "cifar10")[0] == -1
+    assert paper_expected_sign("SFLV2", "SFLV1", "cifar10")[0] == 1
+    assert paper_expected_sign("FedProx + SMoFi", "FedProx")[0] == paper_expected_sign("FedNAR + SMoFi", "FedNAR")[0] == 1
+    assert paper_expected_sign("SMoFi", "FedAvg", "cifar10")[0] == 1
+    assert paper_expected_sign("drop, ÷|J^n|", "SMoFi, paper reading")[0] == 0
+
+
+def test_new_smofi_settings_keep_the_stored_runs_hashes():
+    """Issue 31 adds settings (iid, smoke partial) and FedNAG's Nesterov: the FedAvg-family runs of
+    the shards and full settings are built exactly as before (their stored results are reused)."""
+    shards = smofi_config("cpu", "cifar10", "fedavg", 0, "shards", label="cpu", model="cnn", cut="conv1",
+                          max_test=5000)
+    assert (shards.data.partition, shards.data.shards_per_client) == ("shards", 2)
+    full = smofi_config("cpu", "cifar10", "fedavg", 0, "full", label="cpu", model="cnn", cut="conv1", max_test=5000)
+    assert full.data.partition == "dirichlet" and full.local.nesterov is False
+    iid = smofi_config("cpu", "cifar10", "fedavg", 0, "iid", label="cpu", model="cnn", cut="conv1", max_test=5000)
+    assert iid.data.partition == "iid" and iid.split.clients == 10 and iid.rounds == 15
+    nag = smofi_config("cpu", "cifar10", "fednag", 0, "full", label="cpu", model="cnn", cut="conv1", max_test=5000)
+    assert nag.local.nesterov is True

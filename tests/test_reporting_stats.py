@@ -144,3 +144,95 @@ def test_forest_plot_one_axis_per_column_and_colour_by_side():
     assert axes[("Avg", "RWD")].get_xlim()[1] < 2 < axes[("Avg", "CV")].get_xlim()[1]
     assert axes[("Avg", "CV")].get_title(loc="left") == "Avg" and axes[("SGD", "RWD")].get_xlabel()
     assert fig.legends and not axes[("Avg", "CV")].get_legend()
+def test_signed_verdict_names_the_papers_expected_sign():
+    """Issue 31: SlowMo is below FedAvg in the paper's CIFAR-10 column, so SlowMo above FedAvg is
+    the *opposite* of the paper's direction, not "reproduced"."""
+    from fedlib.reporting import signed_verdict
+
+    above = {"n": 3, "lo": 2.07, "hi": 11.87, "wins": 3, "diffs": [6.1, 9.2, 5.5]}
+    assert signed_verdict(above, -1) == ("opposite of the paper's direction (paper: method below its base; "
+                                         "interval excludes 0; 0/3 pairs on the paper's side)")
+    assert signed_verdict(above, +1) == ("paper's direction reproduced (method above its base; interval excludes 0; "
+                                         "3/3 pairs on the paper's side)")
+    below = {"n": 3, "lo": -3.0, "hi": -1.0, "wins": 0, "diffs": [-1.5, -2.0, -2.5]}
+    assert signed_verdict(below, -1).startswith("paper's direction reproduced (method below its base")
+    mixed = {"n": 3, "lo": -14.8, "hi": 2.8, "wins": 0, "diffs": [-9.6, -2.6, -5.7]}
+    assert signed_verdict(mixed, +1) == ("not resolved: the interval contains 0 (0/3 pairs on the paper's side; "
+                                         "paper: method above its base)")
+    assert signed_verdict(above, 0) == "the paper states no direction: interval excludes 0, method above its base " \
+                                       "(3/3 pairs above)"
+    assert signed_verdict({"n": 1, "lo": float("nan"), "hi": float("nan"), "diffs": [1.0]}, 1).startswith(
+        "not resolved (only 1 pair)")
+
+
+def test_censored_speedup_counts_unreached_seeds_at_their_bound():
+    """Issue 31: per seed <0.87, 1.25, <0.87 (FedAvg 13, 10, 13 rounds; SMoFi never, 8, never in
+    15) is not a 1.25× speed-up: the geometric mean over all three seeds is < 0.98×, 1/3 reached."""
+    import numpy as np
+
+    from fedlib.reporting import censored_speedup, speedup_label
+
+    nan = float("nan")
+    s = censored_speedup([13, 10, 13], [nan, 8, nan], budget=15)
+    assert s["per_seed"] == ["<0.87", "1.25", "<0.87"] and (s["reached"], s["n"]) == (1, 3)
+    assert s["relation"] == "<"
+    assert s["value"] == pytest.approx(float(np.exp(np.mean(np.log([13 / 15, 1.25, 13 / 15])))))
+    assert speedup_label(s) == "< 0.98" and s["text"].startswith("< 0.98× (geometric mean over 3 seeds, 1/3 reached")
+    exact = censored_speedup([13, 9, 10], [4, 6, 4], budget=15)
+    assert exact["relation"] == "=" and speedup_label(exact) == pytest.approx((13 / 4 * 1.5 * 2.5) ** (1 / 3), abs=0.005)
+    lower = censored_speedup([nan, 8], [5, 4], budget=15)  # the base never reached: > 15/5
+    assert lower["relation"] == ">" and lower["per_seed"] == [">3.00", "2.00"]
+    both = censored_speedup([nan, 8], [5, nan], budget=15)  # one lower, one upper bound: no number
+    assert both["relation"] == "none" and math.isnan(both["value"]) and speedup_label(both) == "no bound"
+    assert censored_speedup([nan], [nan], 15)["per_seed"] == ["n/a"]
+
+
+def test_censored_rounds_never_averages_only_the_seeds_that_reached():
+    from fedlib.reporting import censored_rounds
+
+    nan = float("nan")
+    assert censored_rounds([12, 10, 14], 15)["label"] == 12.0
+    part = censored_rounds([8, nan, nan], 15)  # (8 + 16 + 16) / 3, a lower bound
+    assert part["relation"] == "≥" and part["value"] == pytest.approx(40 / 3) and part["label"] == "≥ 13.3"
+    none = censored_rounds([nan, nan], 15)
+    assert none["relation"] == "none" and none["label"] == "not reached in 15 rounds by any of 2 seeds"
+
+
+def test_censored_extreme_only_claims_what_the_bounds_fix():
+    from fedlib.reporting import censored_extreme
+
+    eq = lambda v: {"relation": "=", "value": v}  # noqa: E731
+    lt = lambda v: {"relation": "<", "value": v}  # noqa: E731
+    gt = lambda v: {"relation": ">", "value": v}  # noqa: E731
+    assert censored_extreme([eq(2.0), eq(3.0)], smallest=True) == 2.0
+    assert censored_extreme([eq(2.0), eq(3.0)], smallest=False) == 3.0
+    # the issue-31 case: one base at < 0.98, alone -> the smallest and the largest are both < 0.98
+    assert censored_extreme([lt(0.98)], smallest=True) == "< 0.98"
+    assert censored_extreme([lt(0.98)], smallest=False) == "< 0.98"
+    assert censored_extreme([eq(2.0), lt(3.0)], smallest=False) == "< 3.00"
+    assert censored_extreme([eq(3.0), lt(2.0)], smallest=False) == 3.0  # the bounded one is below 2 < 3
+    assert censored_extreme([eq(2.0), lt(3.0)], smallest=True) == "≤ 2.00"
+    assert censored_extreme([eq(2.0), gt(1.0)], smallest=True) == "> 1.00"
+    assert censored_extreme([eq(2.0), gt(1.0)], smallest=False) == "≥ 2.00"
+    assert censored_extreme([eq(2.0), {"relation": "none", "value": float("nan")}], smallest=True) is None
+    assert censored_extreme([], smallest=True) is None
+
+
+def test_a_verdict_whose_interval_ends_inside_the_cross_cpu_drift_is_fragile():
+    """Issue 28: a resolved accuracy difference whose interval ends closer to 0 than the measured
+    cross-CPU drift is marked fragile (re-run on another CPU, it could flip); a loss is not."""
+    import pandas as pd
+
+    from fedlib.reporting import claim_verdict, verdict
+    from fedlib.reporting.stats import CROSS_CPU_DRIFT_POINTS, fragile, paired_difference
+
+    near = CROSS_CPU_DRIFT_POINTS / 2
+    runs = pd.DataFrame({"method": ["a"] * 3 + ["b"] * 3, "seed": [0, 1, 2] * 2,
+                         "final": [10 + near + 0.1, 10 + near + 0.3, 10 + near + 0.2, 10, 10, 10]})
+    d = paired_difference(runs, "final", "a", "b")
+    assert d["lo"] > 0 and fragile(d) and "fragile" in verdict(d, 1)
+    assert "fragile (interval ends within" in claim_verdict([("x", d, 1)])["note"]
+    far = paired_difference(runs.assign(final=runs["final"] + runs["method"].eq("a") * 5), "final", "a", "b")
+    assert not fragile(far) and "fragile" not in verdict(far, 1)
+    loss = dict(d, value="loss")
+    assert not fragile(loss)

@@ -138,3 +138,29 @@ def test_a_run_with_parameters_is_a_variant_beside_the_full_report(tmp_path):
     reproduce("smoke", root=root, params={"tasks": ["x2"]})
     stale = (out / "README.md").read_text()
     assert "--only demo.ipynb -p 'tasks=[\"x1\"]'" in stale  # the variant is stale, named with its flags
+
+
+def test_index_adds_a_notebooks_not_run_rows_with_their_reason(tmp_path, monkeypatch):
+    """Issue 31: a notebook saves the paper's rows it does not run (``save_not_run``) beside its
+    comparison; the index shows them as "not run: reason" rows, and an empty list adds nothing."""
+    from fedlib.reporting import not_run_table, save_comparison, save_not_run
+    from fedlib.reproduce import write_index
+
+    out = tmp_path / "reports" / "cpu"
+    monkeypatch.setenv("FEDLIB_REPORT_DIR", str(out))
+    save_comparison(comparison([{"table": "T", "setting": "s", "metric": "acc", "paper": 1.0, "measured": 0.9}],
+                               "cpu"), "demo", "cpu", "g")
+    rows = [{"table": "T", "setting": "cifar100, FedAvg", "paper": 48.1, "reason": "needs download"},
+            {"table": "T", "setting": "vgg16", "reason": "needs a GPU (profile=paper)"}]
+    df = not_run_table(rows, "cpu")
+    assert list(df.columns) == ["table", "setting", "paper", "reason", "profile"] and df["paper"].isna().iloc[1]
+    save_not_run(df, "demo", "cpu", "g")
+    save_comparison(comparison([], "cpu"), "empty", "cpu", "g")
+    save_not_run(not_run_table([], "cpu"), "empty", "cpu", "g")
+    entry = {"status": "done", "seconds": 1.0, "key": {}, "notebook": "g/demo.ipynb"}
+    readme = write_index(out, "cpu", {"g/demo.ipynb": entry, "g/empty.ipynb": {**entry, "notebook": "g/empty.ipynb"}})
+    text = readme.read_text()
+    assert "Rows of the paper not run at this profile (2):" in text
+    assert "| T | cifar100, FedAvg | 48.10 | not run: needs download | cpu |" in text
+    assert "not run: needs a GPU (profile=paper)" in text
+    assert text.count("Rows of the paper not run") == 1  # the empty list adds nothing

@@ -120,7 +120,10 @@ def test_one_selected_client_smofi_equals_sflv1_and_sflv2(small):
     run(s1, 2), run(sm, 2), run(s2, 2)
     assert s2.framework == "sflv2" and s2.path == "split"
     close(s1.global_state, sm.global_state, atol=1e-6)
-    close(s1.global_state, s2.global_state)
+    # the split path runs other kernels than the engine's whole-model step: float-level agreement,
+    # whose size depends on the CPU's instruction set (3.6e-5 on an AVX-512 EPYC after 2 rounds;
+    # issue 28: no tolerance tuned on one machine); a wrong step differs by orders of magnitude more
+    close(s1.global_state, s2.global_state, atol=1e-4)
 
 
 def test_sflv2_trains_one_server_part_in_a_seeded_order(small):
@@ -130,6 +133,41 @@ def test_sflv2_trains_one_server_part_in_a_seeded_order(small):
     assert sorted(orders) == [0, 1, 2]
     assert row["virtual_time"] == sum(r["steps"] for r in t.client_rows())  # sequential server
     assert t.sflv2_order(0, 3) == trainer(small, cfg("sflv2")).sflv2_order(0, 3)
+
+
+def test_sflv2_server_momentum_carry_or_reset(small):
+    """Issue 31: SFLV2's server optimizer carries its momentum to the next client (default) or
+    restarts it per client; the server weights carry over either way."""
+    carry = trainer(small, cfg("sflv2"))
+    reset = trainer(small, cfg("sflv2", split={"sflv2_momentum": "reset"}))
+    assert (carry.sflv2_momentum, reset.sflv2_momentum) == ("carry", "reset")
+    run(carry, 1), run(reset, 1)
+    first = carry.sflv2_order(0, 3)[0]  # the first client served sees the same fresh optimizer
+    rows_c, rows_r = carry.client_rows(), reset.client_rows()
+    assert rows_c[first]["train_loss"] == rows_r[first]["train_loss"]
+    diff = max((carry.global_state[k] - reset.global_state[k]).abs().max().item() for k in carry.server_names)
+    assert diff > 1e-5  # later clients start from zero momentum under reset
+    assert "sflv2_momentum" not in carry.summary() and reset.summary()["sflv2_momentum"] == "reset"
+    # without momentum (plain SGD, no optimizer state) the two are the same computation
+    plain = {"local": {"momentum": 0.0}}
+    a = trainer(small, cfg("sflv2", **plain))
+    b = trainer(small, cfg("sflv2", split={"sflv2_momentum": "reset"}, **plain))
+    run(a, 1), run(b, 1)
+    close(a.global_state, b.global_state, atol=0.0)
+
+
+def test_sflv2_momentum_is_hash_neutral_at_its_default_and_sflv2_only():
+    base = cfg("sflv2")
+    explicit = cfg("sflv2", split={"sflv2_momentum": "carry"})
+    reset = cfg("sflv2", split={"sflv2_momentum": "reset"})
+    assert base.config_hash(None) == explicit.config_hash(None) != reset.config_hash(None)
+    assert "sflv2_momentum" not in base.hashed_dict()["split"]
+    assert reset.hashed_dict()["split"]["sflv2_momentum"] == "reset"
+    assert cfg("fedavg", split={"framework": "sflv2", "sflv2_momentum": "reset"}).split.sflv2_momentum == "reset"
+    with pytest.raises(FedlibError, match="sflv2_momentum"):
+        cfg("sflv1", split={"sflv2_momentum": "reset"})
+    with pytest.raises(FedlibError, match="sflv2_momentum"):
+        cfg("sflv2", split={"sflv2_momentum": "fresh"})
 
 
 def test_fednag_averages_momentum_and_restarts_clients_from_it(small):

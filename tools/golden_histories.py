@@ -53,6 +53,7 @@ VARIANTS = {
         ["options.stale=drop"], ["options.renormalise=true"], ["options.weighting=samples"],
         ["options.carry_momentum=true"], ["options.stale_index=from0"], ["backend=loop"],
     ],
+    "sflv2-cifar10-smoke": [["split.sflv2_momentum=reset"]],
 }
 
 

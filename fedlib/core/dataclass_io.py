@@ -76,9 +76,14 @@ def coerce_fields(cls, values: dict, prefix: str, hints: dict | None = None) -> 
 
 
 def _coerce(value, hint, where: str):
-    """Check ``value`` against a simple annotation, converting int->float and int->str."""
+    """Check ``value`` against a simple annotation, converting int->float and int->str.
+
+    numpy / torch scalars count as the Python number they hold (``np.int64(3)`` is an integer);
+    a float must be finite (``.inf`` / ``nan`` mean no run: refused here, not at hashing).
+    """
     if hint is Any or dataclasses.is_dataclass(value):
         return value
+    value = _python_scalar(value)
     origin = typing.get_origin(hint)
     if origin in (typing.Union, types.UnionType):
         args = typing.get_args(hint)
@@ -107,6 +112,8 @@ def _coerce(value, hint, where: str):
         value = _number_from_str(value)
         check(isinstance(value, (int, float)) and not isinstance(value, bool),
               f"{where} must be a number, got {value!r}")
+        check(math.isfinite(float(value)), f"{where} must be a finite number, got {value!r}",
+              f"give {where} an ordinary number (no .inf / .nan)")
         return float(value)
     if hint is str:
         if isinstance(value, int) and not isinstance(value, bool):
@@ -121,6 +128,20 @@ def _coerce(value, hint, where: str):
         return type(value)(value) if origin is None else (list if origin is list else tuple)(value)
     if isinstance(hint, type) and hint.__module__ == "typing":  # exotic typing constructs
         return value
+    return value
+
+
+def _python_scalar(value):
+    """A numpy / torch 0-d number as the Python int / float / bool it holds; else ``value``."""
+    if isinstance(value, (bool, int, float, str)) or value is None:
+        return value
+    mod = type(value).__module__.split(".")[0]
+    if mod in ("numpy", "torch") and getattr(value, "ndim", None) == 0 and hasattr(value, "item"):
+        try:
+            out = value.item()
+        except Exception:  # noqa: BLE001 - not a plain number: leave it to the type check
+            return value
+        return out if isinstance(out, (bool, int, float)) else value
     return value
 
 

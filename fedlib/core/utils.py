@@ -55,6 +55,16 @@ def check_threads(n, where: str = "threads") -> None:
     if isinstance(n, bool) or not isinstance(n, int) or n < 0:
         raise FedlibError(f"{where} must be an integer >= 0 (0: leave torch's setting), got {n!r}",
                           f"use e.g. {where}=1")
+    if n > max_threads():
+        raise FedlibError(f"{where}={n} exceeds {max_threads()} threads (this machine has "
+                          f"{os.cpu_count() or 1} CPU cores; torch cannot start that many)",
+                          f"use {where}=1 (or at most {os.cpu_count() or 1}, one per core)")
+
+
+def max_threads() -> int:
+    """The most torch threads fedlib accepts: 8 per core, at least 64 [D, issue 33: 100,000 ran
+    torch out of memory]."""
+    return max(64, 8 * (os.cpu_count() or 1))
 
 
 def set_threads(n: int | None) -> int:
@@ -85,6 +95,7 @@ def default_threads() -> int:
 
         raise FedlibError(f"FEDLIB_THREADS must be an integer >= 0, got {raw!r}",
                           "unset it (one thread per run) or set e.g. FEDLIB_THREADS=2")
+    check_threads(n, "FEDLIB_THREADS")
     return n
 
 
@@ -110,6 +121,9 @@ def check_writable_dir(path, what: str, env: str | None = None) -> None:
 
     path = Path(path)
     how = f"set {env} to a folder you can write to" if env else "pass a folder you can write to"
+    if max((len(os.fsencode(x)) for x in path.parts), default=0) > 255:
+        raise FedlibError(f"the {what} {str(path)[:60]!r}... ({len(str(path))} characters) has a "
+                          "folder name over 255 bytes, more than the file system holds", how)
     p = path
     while not p.exists():
         if p.parent == p:

@@ -182,7 +182,14 @@ def fetch(name: str, root=None, *, force: bool = False, timeout: float = 60.0,
     check_choice("dataset", name, SOURCES)
     folder, files = SOURCES[name]
     target = (Path(root).expanduser() if root is not None else data_root()) / folder
-    target.mkdir(parents=True, exist_ok=True)
+    from fedlib.core.utils import check_writable_dir
+
+    check_writable_dir(target, "data folder", "--root (or $FEDLIB_DATA)")
+    try:
+        target.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        raise FedlibError(f"cannot create the data folder {str(target)!r}: {err.strerror}",
+                          "pass --root (or set $FEDLIB_DATA) to a folder you can write to") from None
     for d in files:
         dest = target / d.filename
         if dest.exists() and not force and _verify(dest, d) is None:

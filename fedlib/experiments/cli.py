@@ -81,6 +81,9 @@ def cmd_sweep(args) -> int:
     from fedlib.experiments.sweep import grid, parse_grid, sweep
 
     axes = parse_grid(args.grid)
+    check(not ("seed" in axes and args.seeds is not None),
+          "--grid seed=... and --seeds both set the seeds: --seeds would replace the grid's",
+          "give the seeds once, e.g. --seeds 0 1 2")
     cfgs = [c for base in _configs(args, many=True) for c in grid(base, axes)]
     import contextlib
 
@@ -144,9 +147,16 @@ def cmd_results(args) -> int:
     # rm
     check(bool(args.hashes) != bool(args.all), "results rm takes HASH prefix(es) or --all",
           "e.g. fedlib results rm 3fa2c1 or fedlib results rm --all")
-    removed = store.rm(all=True) if args.all else [h for p in args.hashes for h in store.rm(p)]
-    for h in removed:
-        print(f"removed {h}")
+    removed = []
+    try:
+        if args.all:
+            removed = store.rm(all=True)
+        else:
+            for p in args.hashes:
+                removed += store.rm(p, yes=args.yes)
+    finally:
+        for h in removed:
+            print(f"removed {h}")
     if not removed:
         print(f"(nothing to remove in {store.root})")
     return 0
@@ -200,6 +210,8 @@ def register(subparsers) -> None:
                         "read; HASH prefixes or --all for others); import [PATH]: ledger runs into the store")
     p.add_argument("hashes", nargs="*", metavar="HASH", help="hash prefix(es)")
     p.add_argument("--all", action="store_true", help="with rm: remove every result; with export: export every result")
+    p.add_argument("--yes", action="store_true",
+                   help="with rm: remove by a hash prefix shorter than 8 characters")
     p.add_argument("--ledger", metavar="DIR", default=None,
                    help="with export/import: the ledger folder (default $FEDLIB_LEDGER or ledger/ of the checkout)")
     p.add_argument("--dry-run", action="store_true", help="with rehash: only say what would move")

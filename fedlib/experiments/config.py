@@ -45,7 +45,7 @@ from fedlib.experiments.presets import (PRESET_DIR, TASKS, list_presets, load_pr
 from fedlib.safl.delays import PROFILES as DELAYS
 from fedlib.safl.schedule import MODES as SAFL_MODES
 from fedlib.safl.schedule import SCENARIOS, UPLOADS
-from fedlib.split.sfl import FRAMEWORKS
+from fedlib.split.sfl import FRAMEWORKS, SFLV2_MOMENTUM
 from fedlib.train import BACKENDS
 from fedlib.train.config import LocalConfig
 
@@ -77,6 +77,14 @@ UNREAD_SECTIONS = {"safl": ("split",), "split": ("safl",)}
 # top-level fields that are labels: they change no number of a run, so the hash leaves them out
 # [D, issue 19: a smoke-labelled run and the same config labelled custom are one result]
 LABEL_FIELDS = ("profile", "checkpoint_every")
+# fields added after stored results, which the hash leaves out while they hold the value that
+# reproduces the behaviour from before they existed [D, issue 31]: every config written before keeps
+# its hash and its stored history; a config that sets another value hashes the field. (Fields added
+# earlier — ``rehash.NEUTRAL_FIELDS``' local.precision, options.weighting — are hashed: their
+# configs were re-keyed then, and omitting them now would move those results again.)
+HASH_OMITTED_AT_DEFAULT: dict[str, object] = {
+    "split.sflv2_momentum": "carry",
+}
 # paradigms whose runs read ``data.dataset``: their hash covers the dataset's fingerprint. Others
 # (the toy paradigm: synthetic data from the seed; a paradigm a user registers) hash no data
 # fingerprint [D, issue 19]: add a paradigm's name here when it loads a fedlib dataset.
@@ -134,6 +142,9 @@ class SplitConfig:
     framework: str = "sflv1"      # sflv1 | sflv2
     clients: int = 20
     per_round: int = 10
+    # SFLV2's one server optimizer from one client to the next within a round [D, issue 31]:
+    # "carry" (momentum carried over, fedlib's behaviour since SFLV2 exists) | "reset" (fresh per client)
+    sflv2_momentum: str = "carry"
 
 
 @dataclass
@@ -184,6 +195,9 @@ class RunConfig:
     def from_preset(cls, name: str, overrides=None) -> "RunConfig":
         """Load preset ``name`` (a file in fedlib/presets/ or a composed ``<algorithm>-<task>[-<profile>]``,
         fedlib/presets/README.md), then apply ``overrides``."""
+        check(isinstance(name, str) and bool(name.strip()),
+              f"a preset name must be a non-empty string, got {type(name).__name__} {name!r:.60}",
+              "e.g. RunConfig.from_preset('fedavg-adult-gender-smoke'); `fedlib presets` lists them")
         d = load_preset_dict(name)
         return cls.from_dict(d).with_overrides(overrides) if overrides else cls.from_dict(d)
 
@@ -191,17 +205,27 @@ class RunConfig:
         """A new validated config with ``["section.key=value", ...]`` (or a dict) applied.
 
         Values are parsed with ``yaml.safe_load`` (``20`` -> int, ``0.05`` -> float, ``null`` ->
-        None, ``[1, 2]`` -> list); ``options.NAME=value`` sets an algorithm option.
+        None, ``[1, 2]`` -> list); ``options.NAME=value`` sets an algorithm option. A dict value
+        for a section (``{"local": {"lr": 0.05}}``) is merged into that section key by key, as
+        :meth:`replace` does (issue 33: it used to reset the section's other fields). A key this
+        run does not read (``data.alpha`` without a Dirichlet partition, ``model.cut`` outside split
+        FL) is refused when the override changes it: it would only store a duplicate run.
         """
         d = self.to_dict()
-        explicit = set()
+        explicit, touched = set(), set()
         for key, value in parse_overrides(overrides):
-            set_path(d, key, value)
+            check(isinstance(key, str) and bool(key.strip()),
+                  f"override key {key!r} must be a dotted name such as 'local.lr'",
+                  "write e.g. {'local.lr': 0.05} or ['local.lr=0.05']")
+            _merge_path(d, key, value)
+            touched |= _leaf_keys(key, value)
             if key == "options":
                 explicit |= set(value) if isinstance(value, dict) else set()
             elif key.startswith("options."):
                 explicit.add(key.split(".", 2)[1])
-        return RunConfig.from_dict(self._carry_options(d, explicit))
+        new = RunConfig.from_dict(self._carry_options(d, explicit))
+        _refuse_unread(self, new, touched)
+        return new
 
     def replace(self, **changes) -> "RunConfig":
         """A new validated config with keyword changes merged in (sections as dicts)."""
@@ -209,7 +233,9 @@ class RunConfig:
         d = deep_merge(self.to_dict(), changes)
         explicit = set(changes.get("options") or {}) if isinstance(changes.get("options"), dict) \
             else set()
-        return RunConfig.from_dict(self._carry_options(d, explicit))
+        new = RunConfig.from_dict(self._carry_options(d, explicit))
+        _refuse_unread(self, new, {k for key, v in changes.items() for k in _leaf_keys(key, v)})
+        return new
 
     def _carry_options(self, d: dict, explicit: set) -> dict:
         """When an override switches the algorithm, drop the old algorithm's *default* options.
@@ -252,7 +278,7 @@ class RunConfig:
             d.pop(section)
         for label in LABEL_FIELDS:
             d.pop(label)
-        return d
+        return omit_hash_defaults(d)
 
     def resolve(self, data_fingerprint="current") -> "ResolvedRun":
         """This config resolved once, at a run's boundary: validated, its options built into their
@@ -338,6 +364,7 @@ class RunConfig:
 
         check_choice("paradigm", self.paradigm, paradigms())
         _at_least("rounds", self.rounds, 1)
+        _at_most("rounds", self.rounds, MAX_ROUNDS, "the papers run 400")
         _at_least("eval_every", self.eval_every, 1)
         _at_least("checkpoint_every", self.checkpoint_every, 0)
         _at_least("seed", self.seed, 0)
@@ -358,12 +385,20 @@ class RunConfig:
               f", not {d.dataset!r}", "use partition=iid, dirichlet or shards for this dataset")
         check(d.alpha > 0 and math.isfinite(d.alpha),
               f"data.alpha (Dirichlet concentration) must be > 0, got {d.alpha}")
+        # [D, issue 33] below 1e-6 the Dirichlet draw gives each class to one client whatever the
+        # value (1e-9 and 1e-300 split alike): a typo, not a setting
+        check(d.alpha >= MIN_ALPHA, f"data.alpha={d.alpha} is below {MIN_ALPHA}: every smaller value "
+              "gives each class to a single client (the same split), so it sets nothing",
+              "use e.g. data.alpha=0.1 (strong label skew) or partition=shards for one-class shards")
         _at_least("data.shards_per_client", d.shards_per_client, 1)
         if d.roles is not None:
             _at_least("data.roles", d.roles, 1)
         check_choice("validation split", d.validation, VALIDATIONS)
         check(0 < d.val_frac < 1, f"data.val_frac must be in (0, 1), got {d.val_frac}")
         check_choice("normalisation", d.normalize, NORMALIZATIONS)
+        if d.roles is not None:
+            _at_most("data.roles", d.roles, MAX_CLIENTS)
+        _at_most("data.shards_per_client", d.shards_per_client, MAX_SIZE)
         for key in ("max_train", "max_test"):
             if getattr(d, key) is not None:
                 _at_least(f"data.{key}", getattr(d, key), 1)
@@ -400,6 +435,13 @@ class RunConfig:
         except FedlibError as err:
             raise FedlibError(f"local: {err.problem}", err.fix) from None
         loc = self.local
+        check(loc.lr > 0, "local.lr=0: every client step would leave the model unchanged, so the run "
+              "would train nothing", "set local.lr > 0, e.g. local.lr=0.01")
+        _at_most("local.batch_size", loc.batch_size, MAX_SIZE)
+        if loc.steps is not None:
+            _at_most("local.steps", loc.steps, MAX_SIZE)
+        if loc.epochs is not None:
+            _at_most("local.epochs", loc.epochs, MAX_SIZE)
         idle = loc.steps == 0 if loc.steps is not None else loc.epochs == 0
         check(not idle, f"local.{'steps' if loc.steps is not None else 'epochs'}=0: the clients "
               "would train nothing and every round would return the initial model",
@@ -409,9 +451,11 @@ class RunConfig:
         s = self.safl
         check_choice("safl.mode", s.mode, SAFL_MODES)
         _at_least("safl.clients", s.clients, 1)
+        _at_most("safl.clients", s.clients, MAX_CLIENTS)
         _at_least("safl.k", s.k, 1)
         check_choice("safl.delays", s.delays, DELAYS)
         _at_least("safl.ratio", s.ratio, 1)
+        _at_most("safl.ratio", s.ratio, MAX_RATIO, "the papers use 1:20 to 1:100")
         check_choice("safl.upload", s.upload, UPLOADS)
         check_choice("safl.scenario", s.scenario, SCENARIOS)
         if self.paradigm == "safl":
@@ -426,9 +470,17 @@ class RunConfig:
     def _validate_split(self) -> None:
         s = self.split
         check_choice("split.framework", s.framework, FRAMEWORKS)
+        check_choice("split.sflv2_momentum", s.sflv2_momentum, SFLV2_MOMENTUM)
         _at_least("split.clients", s.clients, 1)
+        _at_most("split.clients", s.clients, MAX_CLIENTS)
         _at_least("split.per_round", s.per_round, 1)
         if self.paradigm == "split":
+            from fedlib.split.algorithms import framework_of
+
+            check(s.sflv2_momentum == "carry" or framework_of(self.algorithm, s.framework) == "sflv2",
+                  f"split.sflv2_momentum={s.sflv2_momentum!r} sets SFLV2's sequential server optimizer, "
+                  f"but this run trains on {framework_of(self.algorithm, s.framework).upper()}",
+                  "set split.framework=sflv2, or leave split.sflv2_momentum=carry")
             check(s.per_round <= s.clients,
                   f"split.per_round={s.per_round} exceeds split.clients={s.clients}",
                   "lower split.per_round or raise split.clients")
@@ -440,6 +492,19 @@ class RunConfig:
         inst = get_algorithm(self.paradigm, self.algorithm).build_options(self.options)
         self.options = {} if inst is None else plain(inst)
         return inst
+
+
+def omit_hash_defaults(d: dict) -> dict:
+    """``d`` (a config dict) without the :data:`HASH_OMITTED_AT_DEFAULT` fields that hold their
+    neutral value (in place; returned): what the hash covers of them."""
+    for path, neutral in HASH_OMITTED_AT_DEFAULT.items():
+        *head, last = path.split(".")
+        node = d
+        for part in head:
+            node = node.get(part) if isinstance(node, dict) else None
+        if isinstance(node, dict) and last in node and node[last] == neutral:
+            node.pop(last)
+    return d
 
 
 def _canonical(hashed: dict, fp) -> str:
@@ -468,6 +533,72 @@ class ResolvedRun:
 
 def _at_least(name: str, value, low) -> None:
     check(value >= low, f"{name} must be >= {low}, got {value}")
+
+
+# upper bounds on sizes [D, issue 33]: far above every paper setting, low enough that a typo
+# (rounds=1e30, safl.ratio=1000000000) is refused with a message instead of hanging the clock
+MAX_ROUNDS = 100_000
+MAX_CLIENTS = 100_000
+MAX_RATIO = 10_000
+MAX_SIZE = 10_000_000
+MIN_ALPHA = 1e-6
+
+
+def _at_most(name: str, value, high, note: str = "") -> None:
+    check(value <= high, f"{name}={value} exceeds the limit of {high:,}" + (f" ({note})" if note else ""),
+          f"use {name} <= {high:,}")
+
+
+def _merge_path(d: dict, key: str, value) -> None:
+    """``set_path``, except that a dict given for a section merges into it key by key."""
+    node = d
+    for part in key.split(".")[:-1]:
+        node = node.get(part) if isinstance(node, dict) else None
+    last = key.split(".")[-1]
+    if isinstance(value, dict) and isinstance(node, dict) and isinstance(node.get(last), dict):
+        set_path(d, key, deep_merge(node[last], value))
+    else:
+        set_path(d, key, value)
+
+
+def _leaf_keys(key, value) -> set:
+    """The dotted keys an override sets: ``("data", {"alpha": 1})`` -> ``{"data.alpha"}``."""
+    if isinstance(value, dict) and key != "options" and not str(key).startswith("options."):
+        return {k for sub, v in value.items() for k in _leaf_keys(f"{key}.{sub}", v)}
+    return {str(key)}
+
+
+def _unread_keys(cfg: "RunConfig") -> dict:
+    """Keys of a validated SAFL / split config that its run never reads -> why (issue 33). The
+    hash still covers them (presets are hashed as they are), so changing one would store a
+    duplicate run: :meth:`RunConfig.with_overrides` and :meth:`RunConfig.replace` refuse that."""
+    if cfg.paradigm not in DATA_PARADIGMS:
+        return {}
+    d, out = cfg.data, {}
+    if d.partition != "dirichlet":
+        out["data.alpha"] = f"only partition=dirichlet reads it (this run's is {d.partition!r})"
+    if d.partition != "shards":
+        out["data.shards_per_client"] = f"only partition=shards reads it (this run's is {d.partition!r})"
+    if d.partition != "role":
+        out["data.roles"] = f"only partition=role reads it (this run's is {d.partition!r})"
+    if d.validation == "none":
+        out["data.val_frac"] = "no validation split is taken (data.validation=none)"
+    if cfg.paradigm != "split":
+        out["model.cut"] = f"only split FL cuts the model (this run is {cfg.paradigm})"
+    if cfg.paradigm == "safl" and cfg.safl.delays != "uniform":
+        out["safl.ratio"] = f"only safl.delays=uniform reads it (this run's are {cfg.safl.delays!r})"
+    return out
+
+
+def _refuse_unread(old: "RunConfig", new: "RunConfig", touched: set) -> None:
+    unread = _unread_keys(new)
+    for key in sorted(touched & set(unread)):
+        section, _, name = key.partition(".")
+        before, after = getattr(getattr(old, section), name), getattr(getattr(new, section), name)
+        check(before == after,
+              f"{key}={after!r} is not read by this run: {unread[key]}; changing it would only store "
+              "a duplicate of the same run under another hash",
+              f"leave {key} out (or also set the setting that reads it)")
 
 
 _CUT_CACHE: dict[str, list] = {}

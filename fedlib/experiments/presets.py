@@ -43,16 +43,31 @@ TASKS = {
 }
 
 
+_PRESET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9+._-]{0,119}$")
+
+
 def load_yaml_file(path: Path, chain: tuple = ()) -> dict:
     """The dict of one YAML file, its ``extends:`` chain merged underneath (``chain``: the presets
     already being loaded, to report a cycle)."""
     import yaml
 
-    check(path.is_file(), f"config file {str(path)!r} not found")
+    shown = str(path) if len(str(path)) <= 200 else str(path)[:200] + "..."
     try:
-        raw = yaml.safe_load(path.read_text()) or {}
+        found = path.is_file()
+    except OSError as err:  # e.g. a name too long for the file system
+        raise FedlibError(f"cannot open config file {shown!r}: {err.strerror}",
+                          "give the path of a YAML file") from None
+    check(found, f"config file {shown!r} not found")
+    try:
+        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+    except UnicodeDecodeError:
+        raise FedlibError(f"config file {shown!r} is not a text (UTF-8) file",
+                          "give a YAML file such as `extends: fedavg-adult-gender-smoke`") from None
+    except OSError as err:
+        raise FedlibError(f"cannot read config file {shown!r}: {err.strerror}",
+                          "check the path and its permissions") from None
     except yaml.YAMLError as err:
-        raise FedlibError(f"cannot parse YAML file {str(path)!r}: {err}") from None
+        raise FedlibError(f"cannot parse YAML file {shown!r}: {err}") from None
     check(isinstance(raw, dict), f"{str(path)!r} must hold a mapping at the top level")
     raw = dict(raw)
     parent = raw.pop("extends", None)
@@ -66,6 +81,11 @@ def load_yaml_file(path: Path, chain: tuple = ()) -> dict:
 def _preset_dict(name: str, chain: tuple) -> dict:
     """A preset file's dict if ``name.yaml`` exists, else the composed preset ``name``."""
     check(name not in chain, f"presets extend each other in a cycle: {' -> '.join(chain + (name,))}")
+    if not (isinstance(name, str) and _PRESET_NAME.match(name)):
+        raise FedlibError(f"{str(name)[:60]!r}{'...' if len(str(name)) > 60 else ''} "
+                          f"({len(str(name))} characters) is not a preset name",
+                          "preset names are lower-case letters, digits, '-', '+', '.' and '_', at most "
+                          "120 characters; `fedlib presets` lists them")
     path = PRESET_DIR / f"{name}.yaml"
     if path.is_file():
         return load_yaml_file(path, chain + (name,))

@@ -27,7 +27,7 @@ import time
 import pandas as pd
 
 from fedlib.core.errors import FedlibError
-from fedlib.experiments.config import LABEL_FIELDS, UNREAD_SECTIONS, RunConfig
+from fedlib.experiments.config import LABEL_FIELDS, UNREAD_SECTIONS, RunConfig, omit_hash_defaults
 from fedlib.experiments.store import ResultStore
 
 __all__ = ["NEUTRAL_FIELDS", "legacy_config_hash", "scheme_hashes", "rehash_store"]
@@ -39,6 +39,7 @@ __all__ = ["NEUTRAL_FIELDS", "legacy_config_hash", "scheme_hashes", "rehash_stor
 NEUTRAL_FIELDS: dict[str, object] = {
     "local.precision": "fp32",        # issue 17: fp32 is the training path of before, bit for bit
     "options.weighting": "uniform",   # issue 18: SMoFi's staleness weighting
+    "split.sflv2_momentum": "carry",  # issue 31: SFLV2's server momentum (hash-neutral at this value)
 }
 
 
@@ -58,7 +59,7 @@ def scheme_hashes(config: dict, version: str, data_fingerprint="absent") -> dict
     own = {k: v for k, v in config.items() if k not in UNREAD_SECTIONS.get(config.get("paradigm"), ())}
     out = {"v0": legacy_config_hash(config, version), "v1": _sha_json({"fedlib": version, "config": own})}
     if data_fingerprint != "absent":
-        v2 = {k: v for k, v in own.items() if k not in LABEL_FIELDS}
+        v2 = omit_hash_defaults(json.loads(json.dumps({k: v for k, v in own.items() if k not in LABEL_FIELDS})))
         out["v2"] = _sha_json({"fedlib": version, "config": v2, "data": data_fingerprint})
     return out
 

@@ -19,6 +19,13 @@ What happens (docs/ARCHITECTURE.md, "The data path of one run"):
    atomically; at the end the result is written as one folder renamed into place, which replaces
    the run's checkpoints and any temporary file a killed write left behind.
 
+Nothing already computed is lost (issue 33): the whole invocation — threads, ``$FEDLIB_THREADS``,
+``$FEDLIB_PROGRESS``, the device — is checked before the store is touched; ``resume=False``
+recomputes beside the stored result, which the new one replaces in one step at the end (a failed
+recompute leaves it in place); a damaged store entry is moved aside (:meth:`ResultStore.repair`). A
+round whose evaluated loss is not finite stops the run with a :class:`FedlibError` naming the round
+(the run diverged; no NaN history is stored as done).
+
 A checkpoint that cannot be used (damaged, edited, another format, missing a part, a round outside
 ``1..total-1`` or not matching its history, a trainer state the trainer refuses) is discarded with a
 :class:`~fedlib.experiments.store.CorruptResultWarning` and the run starts again from round 0
@@ -73,6 +80,10 @@ def build_trainer(resolved: ResolvedRun | RunConfig, trainer=None):
     ``cfg.paradigm/cfg.algorithm`` — given the config and the options object of its resolution."""
     if trainer is not None and hasattr(trainer, "run_round"):
         return check_trainer(trainer, "the trainer passed to run()")
+    if trainer is not None and not callable(trainer):
+        raise FedlibError(f"trainer must be a Trainer object or a factory trainer(cfg, options), got "
+                          f"{type(trainer).__name__} {trainer!r:.60}",
+                          "leave trainer out (the registered algorithm) or pass e.g. trainer=MyTrainer")
     if isinstance(resolved, RunConfig):
         resolved = resolved.resolve(data_fingerprint=None)
     cfg = resolved.config
@@ -233,9 +244,12 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
         its hash do not depend on it. Use the second core with a second process (``sweep``).
     """
     check_threads(threads)
+    _check_invocation(threads, progress, trainer)  # before anything touches the store (issue 33)
     resolved = as_config(cfg).resolve()  # validated, options built, hashed: once (issue 21)
     cfg, fp, h = resolved.config, resolved.fingerprint, resolved.hash
+    check_device(cfg.device)
     store = as_store(store)
+    store.repair(h)  # a damaged entry (symlink, wrong file types) is moved aside, kept
     cached = _cached_result(cfg, store, h, resume, progress)
     if cached is not None:
         return _log_read(cached)
@@ -258,11 +272,24 @@ def _log_read(result: RunResult) -> RunResult:
     return result
 
 
+def _check_invocation(threads, progress: bool, trainer) -> None:
+    """Every setting of this call that could fail later, checked now: the environment
+    (``$FEDLIB_THREADS``, ``$FEDLIB_PROGRESS``), the thread count and the trainer argument."""
+    from fedlib.core.progress import progress_mode
+
+    if threads is None:
+        check_threads(default_threads(), "FEDLIB_THREADS")
+    if progress:
+        progress_mode()
+    if trainer is not None and not callable(trainer) and not hasattr(trainer, "run_round"):
+        build_trainer(None, trainer)  # raises its FedlibError
+
+
 def _cached_result(cfg: RunConfig, store: ResultStore, h: str, resume: bool, progress: bool) -> RunResult | None:
     """With ``resume``, the finished, intact result already stored (None if there is none);
-    without it, the stored result and checkpoints are discarded (step 2 of the module docstring)."""
+    without it None: the run recomputes and its result replaces the stored one at the end (step 2
+    of the module docstring; until then the old result stays readable)."""
     if not resume:
-        store.clear(h)
         return None
     cached = store.get(h)
     if cached is not None and progress:
@@ -273,9 +300,11 @@ def _cached_result(cfg: RunConfig, store: ResultStore, h: str, resume: bool, pro
 def _start(resolved: ResolvedRun, store: ResultStore, resume: bool, trainer, threads) -> _RunState:
     """Checks, threads, seeded global RNGs and the trainer, restored from its checkpoint when
     resuming (step 3)."""
-    cfg = resolved.config
+    cfg, h = resolved.config, resolved.hash
     check_device(cfg.device)
     store.check_writable()
+    if not resume:
+        store.clear_checkpoint(h)
     set_threads(default_threads() if threads is None else threads)
     seed_global_rngs(cfg.seed)
     tr = build_trainer(resolved, trainer)
@@ -316,10 +345,21 @@ def _one_round(st: _RunState, r: int, bar) -> None:
         c = _clean_row(c, "Trainer.client_rows()")
         c.setdefault("round", r)
         st.clients.append(c)
+    _check_finite(row, r)
     bar.update(1)
     acc = row.get("accuracy")
     if isinstance(acc, (int, float)) and not math.isnan(acc):
         bar.set_postfix(acc=f"{acc:.4f}", refresh=False)
+
+
+def _check_finite(row: dict, r: int) -> None:
+    """FedlibError when round ``r`` was evaluated (a numeric accuracy) and its loss is not finite."""
+    acc, loss = row.get("accuracy"), row.get("loss")
+    evaluated = isinstance(acc, (int, float)) and not isinstance(acc, bool) and not math.isnan(acc)
+    if evaluated and isinstance(loss, (int, float)) and not math.isfinite(loss):
+        raise FedlibError(f"the run diverged: its loss is {loss} at round {r} (not finite), so the "
+                          "model holds no usable numbers; nothing is stored as done",
+                          "lower local.lr (or set local.clip_norm), then run it again")
 
 
 def _save_checkpoint(store: ResultStore, h: str, st: _RunState, r: int) -> None:

@@ -15,10 +15,18 @@ Layout, one folder per config hash (:meth:`RunConfig.config_hash`)::
 finished only when DONE exists and every checksum it lists matches: a truncated or edited file is
 reported (:class:`CorruptResultWarning`) and the run is recomputed, never read as finished.
 
-Atomicity (issue 19): a finished result is written whole into a hidden folder of the store root
-(``.<hash12>.<token>.tmp``) and then renamed onto ``<hash>`` (a folder already there — the run's own
-checkpoints, or another writer's result — is first renamed aside and deleted), so ``<hash>`` is always
-one complete write or none, and two writers on one hash end with one complete result. A reader opens
+Atomicity (issues 19, 33): a finished result is written whole into a hidden folder of the store root
+(``.<hash12>.<token>.tmp``) and then swapped with ``<hash>`` in one step (Linux ``renameat2``
+``RENAME_EXCHANGE``; the old folder, now under the temporary name, is deleted afterwards), so a
+reader always finds ``<hash>``: the old complete result or the new one, never no folder. Where the
+exchange is not available, the old folder is renamed aside first and a reader that finds no folder
+while such a write is under way waits for it (:meth:`ResultStore._snapshot`).
+
+Damaged entries (issue 33): ``<hash>`` that is a symbolic link (fedlib never follows one out of
+the store), a file, or a folder whose result files are not regular readable files, is reported in
+one line (:class:`CorruptResultWarning`) and moved aside to ``.<hash12>.<token>.damaged`` (kept,
+never deleted) by :meth:`ResultStore.repair` before a run uses the hash; ``results list`` / ``show``
+report it as ``damaged`` instead of failing. A reader opens
 ``<hash>`` once and reads every file through that one directory handle; if the folder was replaced
 meanwhile (its inode changed) it reads again. Checkpoint and progress files of a running run are
 written with :func:`fedlib.core.utils.atomic_write_bytes` (temporary file + rename).
@@ -29,6 +37,7 @@ only, so a results folder from someone else cannot run code, and an edited one i
 
 from __future__ import annotations
 
+import ctypes
 import errno
 import hashlib
 import io
@@ -37,6 +46,7 @@ import math
 import os
 import re
 import shutil
+import stat
 import time
 import uuid
 import warnings
@@ -69,6 +79,72 @@ def _outer_problem(outer) -> str | None:
     if _sha256(outer["payload"].numpy().tobytes()) != outer.get("sha256"):
         return "its checksum does not match (truncated or modified)"
     return None
+
+
+MIN_RM_PREFIX = 8  # `results rm` by a shorter prefix needs --yes (issue 33)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+class _Damaged(Exception):
+    """A store entry that is not a readable result folder (``entry_problem``)."""
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where unavailable."""
+    func = _renameat2()
+    if func is None:
+        return False
+    if func(-100, os.fsencode(a), -100, os.fsencode(b), 2) == 0:  # AT_FDCWD, RENAME_EXCHANGE
+        return True
+    err = ctypes.get_errno()
+    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
+        return False
+    if err == errno.ENOENT:
+        return False  # the target vanished meanwhile: a plain rename follows
+    raise OSError(err, os.strerror(err), str(b))
+
+
+_RENAMEAT2: list = []
+
+
+def _renameat2():
+    if not _RENAMEAT2:
+        try:
+            libc = ctypes.CDLL(None, use_errno=True)
+            fn = libc.renameat2
+            fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
+            fn.restype = ctypes.c_int
+        except (OSError, AttributeError):
+            fn = None
+        _RENAMEAT2.append(fn)
+    return _RENAMEAT2[0]
+
+
+def _json_field(blob, key: str | None = None) -> dict:
+    """``json.loads(blob)`` (its ``key`` entry) as a dict; {} for a missing or unreadable blob."""
+    try:
+        out = json.loads(blob) if blob else {}
+        out = out.get(key, {}) if key and isinstance(out, dict) else out
+    except Exception:  # noqa: BLE001 - a damaged file reads as nothing; status says why
+        return {}
+    return out if isinstance(out, dict) else {}
+
+
+def _mtime(d: Path) -> str | None:
+    try:
+        return time.strftime("%Y-%m-%d %H:%M", time.localtime(os.lstat(d).st_mtime))
+    except OSError:
+        return None
+
+
+def _check_path_length(path: Path) -> None:
+    """FedlibError for a path the file system cannot hold (a name over 255 bytes, or too long)."""
+    text = str(path)
+    longest = max((len(os.fsencode(part)) for part in path.parts), default=0)
+    if longest > 255 or len(os.fsencode(text)) > 4000:
+        raise FedlibError(f"the result store path {text[:60]!r}... ({len(text)} characters) is too long "
+                          "for the file system (a folder name holds at most 255 bytes)",
+                          "set FEDLIB_RESULTS (or --results / store=) to a shorter path")
 
 
 class CorruptResultWarning(UserWarning):
@@ -129,7 +205,11 @@ class ResultStore:
     """A folder of finished runs and checkpoints, addressed by config hash."""
 
     def __init__(self, root: str | os.PathLike | None = None):
+        if root is not None and not isinstance(root, (str, os.PathLike)):
+            raise FedlibError(f"a result store root must be a folder path, got {type(root).__name__} "
+                              f"{root!r:.60}", "pass e.g. ResultStore('results') (or None: $FEDLIB_RESULTS)")
         self.root = Path(root) if root is not None else default_root()
+        _check_path_length(self.root)
 
     def __repr__(self) -> str:
         return f"ResultStore({str(self.root)!r})"
@@ -145,17 +225,33 @@ class ResultStore:
         return self.root / self._hash(cfg_or_hash)
 
     def hashes(self) -> list[str]:
+        """Every entry named like a hash (damaged ones included: ``status`` says ``damaged``)."""
         if self.root.exists() and not self.root.is_dir():
             raise FedlibError(f"the result store {str(self.root)!r} is a file, not a folder",
                               "set FEDLIB_RESULTS (or --results / store=) to a folder")
-        if not self.root.is_dir():
+        try:
+            with os.scandir(self.root) as it:
+                return sorted(e.name for e in it if _HASH_RE.match(e.name))
+        except FileNotFoundError:
             return []
-        return sorted(p.name for p in self.root.iterdir() if p.is_dir() and _HASH_RE.match(p.name))
+        except OSError as err:
+            raise FedlibError(f"cannot read the result store {str(self.root)!r}: {err.strerror}",
+                              "give yourself read permission on it, or set FEDLIB_RESULTS "
+                              "(or --results / store=) to another folder") from None
 
     def resolve(self, prefix: str) -> str:
         """The full hash starting with ``prefix`` (FedlibError if none or ambiguous)."""
+        if not isinstance(prefix, str):
+            raise FedlibError(f"a result hash (prefix) must be a string, got {type(prefix).__name__}",
+                              "see `fedlib results list` for the stored hashes")
         prefix = prefix.strip().lower()
         matches = [h for h in self.hashes() if h.startswith(prefix)] if prefix else []
+        for _ in range(200):  # without RENAME_EXCHANGE: a replacement under way has its old folder aside
+            if matches or not re.fullmatch(r"[0-9a-f]{1,64}", prefix) \
+                    or not self._write_under_way(prefix[:12] + "*"):
+                break
+            time.sleep(0.005)
+            matches = [h for h in self.hashes() if h.startswith(prefix)]
         if not matches:
             raise FedlibError(f"no result {prefix!r} in {str(self.root)!r}",
                               "see `fedlib results list` for the stored hashes")
@@ -172,22 +268,40 @@ class ResultStore:
         again, so the bytes returned always come from one directory: never a mix of two writes.
         """
         d = self.root / h
-        for _ in range(20):
-            try:
-                fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
-            except (FileNotFoundError, NotADirectoryError):
+        out: dict = {}
+        for attempt in range(200):
+            problem = self.entry_problem(h)
+            if problem == "missing":
+                if attempt < 199 and self._write_under_way(h):
+                    time.sleep(0.005)  # a replacement without RENAME_EXCHANGE: wait for it
+                    continue
+                if attempt < 199 and self.entry_problem(h) != "missing":
+                    continue  # it was put back between the two looks: read it
                 return None
+            if problem is not None:
+                raise _Damaged(problem)
+            try:
+                fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW)
+            except FileNotFoundError:
+                continue
+            except OSError as err:
+                raise _Damaged(f"the folder cannot be opened ({err.strerror})") from None
             try:
                 out = {}
                 for name in ("DONE", *_RESULT_FILES, "error.json", "progress.json"):
                     try:
-                        f = os.open(name, os.O_RDONLY, dir_fd=fd)
+                        f = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=fd)
                     except FileNotFoundError:
                         continue
+                    except OSError as err:
+                        raise _Damaged(f"{name} cannot be read ({err.strerror})") from None
                     with os.fdopen(f, "rb") as fh:
-                        out[name] = fh.read()
+                        try:
+                            out[name] = fh.read()
+                        except OSError as err:
+                            raise _Damaged(f"{name} cannot be read ({err.strerror})") from None
                 try:
-                    os.stat("checkpoint.pt", dir_fd=fd)
+                    os.stat("checkpoint.pt", dir_fd=fd, follow_symlinks=False)
                     out["checkpoint.pt"] = b""
                 except FileNotFoundError:
                     pass
@@ -195,11 +309,77 @@ class ResultStore:
             finally:
                 os.close(fd)
             try:
-                if os.stat(d).st_ino == ino:
+                if os.stat(d, follow_symlinks=False).st_ino == ino:
                     return out
             except FileNotFoundError:
                 pass  # replaced right now: read the new one
+            time.sleep(0.001 * min(attempt, 10))  # a writer keeps replacing it: give it time to finish
         return out
+
+    def _write_under_way(self, h: str) -> bool:
+        """True while another process's write of ``h`` has its old folder aside (``.old``)."""
+        try:
+            return any(self.root.glob(f".{h[:12]}.*.old"))
+        except OSError:
+            return False
+
+    def entry_problem(self, h: str) -> str | None:
+        """Why ``<root>/<h>`` is damaged (one line), ``"missing"`` if there is none, else None.
+
+        Damaged: a symbolic link (never followed out of the store), not a folder, or a folder whose
+        result / checkpoint files are not regular files it can read (issue 33)."""
+        d = self.root / h
+        try:
+            st = os.lstat(d)
+        except (FileNotFoundError, NotADirectoryError):
+            return "missing"  # (the store root itself missing or not a folder: said elsewhere)
+        except OSError as err:
+            return f"it cannot be inspected ({err.strerror})"
+        if stat.S_ISLNK(st.st_mode):
+            try:
+                target = os.readlink(d)
+            except OSError:
+                target = "?"
+            return f"it is a symbolic link (to {target!r}); fedlib never follows a link out of the store"
+        if not stat.S_ISDIR(st.st_mode):
+            return "it is a file, not a result folder"
+        if not os.access(d, os.R_OK | os.X_OK):
+            return "the folder is not readable (permission denied)"
+        for name in ("DONE", *_RESULT_FILES, "error.json", "progress.json", "checkpoint.pt"):
+            try:
+                fst = os.lstat(d / name)
+            except FileNotFoundError:
+                continue
+            except OSError as err:
+                return f"{name} cannot be inspected ({err.strerror})"
+            if not stat.S_ISREG(fst.st_mode):
+                kind = ("a folder" if stat.S_ISDIR(fst.st_mode) else "a symbolic link"
+                        if stat.S_ISLNK(fst.st_mode) else "not a regular file")
+                return f"{name} is {kind}"
+            if not os.access(d / name, os.R_OK):
+                return f"{name} is not readable (permission denied)"
+        return None
+
+    def repair(self, cfg_or_hash) -> bool:
+        """Move a damaged ``<root>/<h>`` aside (kept as ``.<h12>.<token>.damaged``) with a one-line
+        warning, so the run proceeds; True if it did. FedlibError if it cannot be moved."""
+        h = self._hash(cfg_or_hash)
+        problem = self.entry_problem(h)
+        if problem in (None, "missing"):
+            return False
+        aside = self.root / f".{h[:12]}.{uuid.uuid4().hex[:12]}.damaged"
+        try:
+            os.rename(self.root / h, aside)
+        except FileNotFoundError:
+            return False
+        except OSError as err:
+            raise FedlibError(f"result {h[:12]} in {str(self.root)!r} is damaged ({problem}) and cannot "
+                              f"be moved aside: {err.strerror}",
+                              f"remove or repair {str(self.root / h)!r} by hand, or use another store") \
+                from None
+        warnings.warn(f"result {h[:12]} in {self.root} is damaged ({problem}); moved aside to "
+                      f"{aside.name} (kept) and computed anew", CorruptResultWarning, stacklevel=2)
+        return True
 
     @staticmethod
     def _verify(h: str, snap: dict[str, bytes]) -> tuple[str, str]:
@@ -246,7 +426,10 @@ class ResultStore:
         from the last checkpoint.
         """
         h = self._hash(cfg_or_hash)
-        snap = self._snapshot(h)
+        try:
+            snap = self._snapshot(h)
+        except _Damaged as err:
+            return "damaged", str(err)
         return ("missing", "") if snap is None else self._verify(h, snap)
 
     def has(self, cfg_or_hash) -> bool:
@@ -259,9 +442,13 @@ class ResultStore:
         Every file comes from one read of one folder (:meth:`_snapshot`), checked against DONE.
         """
         h = self._hash(cfg_or_hash)
-        snap = self._snapshot(h)
-        state, why = ("missing", "") if snap is None else self._verify(h, snap)
-        if state == "corrupt" and warn:
+        try:
+            snap = self._snapshot(h)
+        except _Damaged as err:
+            snap, state, why = None, "damaged", str(err)
+        else:
+            state, why = ("missing", "") if snap is None else self._verify(h, snap)
+        if state in ("corrupt", "damaged") and warn:
             warnings.warn(f"result {h[:12]} in {self.root} is corrupt ({why}); it will be recomputed",
                           CorruptResultWarning, stacklevel=2)
         if state != "done":
@@ -348,16 +535,36 @@ class ResultStore:
                 shutil.rmtree(tmp, ignore_errors=True)
 
     def _install(self, tmp: Path, h: str) -> None:
-        """Rename ``tmp`` onto ``<root>/<h>``, moving a folder already there aside first."""
+        """Put ``tmp`` at ``<root>/<h>``: swapped with a folder already there in one step (a reader
+        sees the old result or the new one), else renamed into place (a damaged entry is moved
+        aside first, see :meth:`repair`)."""
         final = self.root / h
         for _ in range(100):
+            self.repair(h)
+            if final.is_dir() and not final.is_symlink() and _exchange(tmp, final):
+                shutil.rmtree(tmp, ignore_errors=True)  # the old folder, now under tmp's name
+                return
             try:
                 os.rename(tmp, final)
                 return
             except OSError as err:
-                if err.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.EISDIR):
+                if err.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.EISDIR, errno.ENOTDIR):
                     raise
-            self._discard(h)
+            # no exchange here: the old folder goes aside (a reader waits while it is there), the new
+            # one is renamed in, and only then is the old one deleted
+            aside = self.root / f".{h[:12]}.{uuid.uuid4().hex[:12]}.old"
+            try:
+                os.rename(final, aside)
+            except FileNotFoundError:
+                continue
+            try:
+                os.rename(tmp, final)
+                return
+            except OSError as err:
+                if err.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.EISDIR, errno.ENOTDIR):
+                    raise
+            finally:
+                shutil.rmtree(aside, ignore_errors=True)
         # another writer keeps winning the race: its result is as complete as ours
         if self.status(h)[0] != "done":
             raise FedlibError(f"could not write result {h[:12]} into {self.root}: the folder "
@@ -472,18 +679,13 @@ class ResultStore:
         rows = []
         for h in self.hashes():
             d = self.root / h
-            state, why = self.status(h)
-            try:
-                cfg = json.loads((d / "config.json").read_bytes()).get("config", {})
-            except Exception:  # noqa: BLE001
-                cfg = {}
-            summary = {}
-            if state == "done":
-                try:
-                    summary = json.loads((d / "summary.json").read_bytes())
-                except Exception:  # noqa: BLE001
-                    summary = {}
+            snap, state, why = self._read_entry(h)
+            if state == "missing":
+                continue  # removed since it was listed
+            cfg = _json_field(snap.get("config.json"), "config")
+            summary = _json_field(snap.get("summary.json")) if state == "done" else {}
             data, model = cfg.get("data", {}), cfg.get("model", {})
+            data, model = data if isinstance(data, dict) else {}, model if isinstance(model, dict) else {}
             rows.append({
                 "hash": h[:12],
                 "status": state,
@@ -495,10 +697,10 @@ class ResultStore:
                 "seed": cfg.get("seed"),
                 "rounds": cfg.get("rounds"),
                 "done_rounds": summary.get("rounds") if state == "done"
-                else self._progress(d).get("round", 0),
+                else _json_field(snap.get("progress.json")).get("round", 0),
                 "final_accuracy": summary.get("final_accuracy"),
                 "convergence_accuracy": summary.get("convergence_accuracy"),
-                "modified": time.strftime("%Y-%m-%d %H:%M", time.localtime(d.stat().st_mtime)),
+                "modified": _mtime(d),
                 "detail": why,
             })
         cols = ["hash", "status", "paradigm", "algorithm", "dataset", "model", "profile", "seed",
@@ -510,21 +712,43 @@ class ResultStore:
         """Config, status, summary and sizes of one stored run."""
         h = self.resolve(hash_prefix)
         d = self.root / h
-        state, why = self.status(h)
+        snap, state, why = self._read_entry(h)
+        if state == "missing":
+            raise FedlibError(f"no result {h[:12]!r} in {str(self.root)!r} (removed meanwhile)",
+                              "see `fedlib results list` for the stored hashes")
         out = {"hash": h, "path": str(d), "status": state, "detail": why}
-        try:
-            out["config"] = json.loads((d / "config.json").read_bytes()).get("config", {})
-        except Exception:  # noqa: BLE001
-            out["config"] = None
+        out["config"] = _json_field(snap.get("config.json"), "config") or None
         if state == "done":
-            out["summary"] = json.loads((d / "summary.json").read_bytes())
+            out["summary"] = _json_field(snap.get("summary.json"))
         else:
-            out["progress"] = self._progress(d)
-        out["files"] = {p.name: p.stat().st_size for p in sorted(d.iterdir()) if p.is_file()}
+            out["progress"] = _json_field(snap.get("progress.json"))
+        out["files"] = {}
+        if state != "damaged":
+            try:
+                with os.scandir(d) as it:
+                    out["files"] = {e.name: e.stat(follow_symlinks=False).st_size for e in
+                                    sorted(it, key=lambda e: e.name) if e.is_file(follow_symlinks=False)}
+            except OSError:
+                pass
         return out
 
-    def rm(self, hash_prefix: str | None = None, all: bool = False) -> list[str]:
-        """Delete one run (by hash prefix), or every run with ``all=True``; returns the hashes."""
+    def _read_entry(self, h: str) -> tuple[dict, str, str]:
+        """(files, state, detail) of one entry, from one snapshot; damaged entries never raise."""
+        try:
+            snap = self._snapshot(h)
+        except _Damaged as err:
+            return {}, "damaged", str(err)
+        if snap is None:
+            return {}, "missing", ""
+        state, why = self._verify(h, snap)
+        return snap, state, why
+
+    def rm(self, hash_prefix: str | None = None, all: bool = False, yes: bool = False) -> list[str]:
+        """Delete one run (by hash prefix), or every run with ``all=True``; returns the hashes.
+
+        A prefix shorter than :data:`MIN_RM_PREFIX` hex characters is refused unless ``yes``
+        (issue 33: one character used to delete without asking). A result that cannot be removed
+        (read-only store) raises FedlibError: nothing is reported removed that was not."""
         if all:
             targets = self.hashes()
         else:
@@ -532,7 +756,34 @@ class ResultStore:
                 if hash_prefix == "--all":
                     return self.rm(all=True)
                 raise FedlibError("rm needs a hash prefix or all=True")
-            targets = [self.resolve(hash_prefix)]
+            check_prefix = str(hash_prefix).strip().lower()
+            if not re.fullmatch(r"[0-9a-f]+", check_prefix):
+                raise FedlibError(f"{str(hash_prefix)[:70]!r} is not a result hash (hex digits)",
+                                  "see `fedlib results list` for the stored hashes")
+            h = self.resolve(hash_prefix)
+            if len(check_prefix) < MIN_RM_PREFIX and not yes:
+                raise FedlibError(f"hash prefix {check_prefix!r} is too short to remove by: it names "
+                                  f"{h[:12]} now, but a short prefix is easily mistyped",
+                                  f"give at least {MIN_RM_PREFIX} hex characters ({h[:MIN_RM_PREFIX]}), "
+                                  "or confirm with --yes (API: yes=True)")
+            targets = [h]
         for h in targets:
-            shutil.rmtree(self.root / h, ignore_errors=True)
+            self._remove(h)
         return targets
+
+    def _remove(self, h: str) -> None:
+        """Rename ``<root>/<h>`` aside in one step, then delete it; FedlibError if it cannot."""
+        aside = self.root / f".{h[:12]}.{uuid.uuid4().hex[:12]}.old"
+        try:
+            os.rename(self.root / h, aside)
+        except FileNotFoundError:
+            return
+        except OSError as err:
+            raise FedlibError(f"could not remove result {h[:12]} from {str(self.root)!r}: {err.strerror}",
+                              "nothing was removed; make the store writable (or remove it by hand)") \
+                from None
+        try:
+            shutil.rmtree(aside) if aside.is_dir() and not aside.is_symlink() else os.unlink(aside)
+        except OSError as err:
+            raise FedlibError(f"result {h[:12]} was taken out of {str(self.root)!r}, but deleting its "
+                              f"files failed: {err.strerror}", f"delete {str(aside)!r} by hand") from None

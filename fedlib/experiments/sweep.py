@@ -73,6 +73,8 @@ def parse_grid(items: list[str]) -> dict:
         key, raw = item.split("=", 1)
         values = [v for _, v in parse_overrides([f"{key}={part}" for part in raw.split(",")])]
         check(len(values) >= 1, f"grid axis {key!r} has no values")
+        check(key.strip() not in axes, f"grid axis {key.strip()!r} is given twice (the second would "
+              "replace the first)", f"give its values once, e.g. --grid {key.strip()}=v1,v2,v3")
         axes[key.strip()] = values
     return axes
 
@@ -83,13 +85,21 @@ def expand(configs, seeds=None) -> list[RunConfig]:
         configs = [configs]
     check(isinstance(configs, (list, tuple)), f"configs must be a RunConfig or a list of them, "
           f"got {type(configs).__name__}")
+    check(len(configs) >= 1, "sweep needs at least one config, got an empty list",
+          "pass e.g. [RunConfig.from_preset('toy-smoke')] or grid(cfg, {...})")
     if seeds is not None:
         check(isinstance(seeds, (list, tuple, range)) and all(
             isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in seeds),
             f"seeds must be a list of integers >= 0, got {seeds!r}", "e.g. seeds=[0, 1, 2]")
-    cells, seen = [], set()
+    cells, seen, seedless = [], set(), {}
     for cfg in configs:
         cfg = cfg if isinstance(cfg, RunConfig) else RunConfig.from_dict(cfg)
+        if seeds is not None and len(configs) > 1:
+            key = cfg.replace(seed=0).config_hash()
+            check(seedless.setdefault(key, cfg.seed) == cfg.seed,
+                  "configs that differ only in their seed were given together with seeds=: the "
+                  "seeds would replace theirs and the cells collapse into one",
+                  "give the seeds once: either in the configs or as seeds=[...]")
         for s in (seeds if seeds is not None else [cfg.seed]):
             cell = cfg.replace(seed=int(s))
             h = cell.config_hash()

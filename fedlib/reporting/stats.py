@@ -1,4 +1,5 @@
-"""Resolving a difference: accuracy metrics of one run's curve, paired differences over seeds, verdicts."""
+"""Resolving a difference: accuracy metrics of one run's curve, paired differences over seeds, verdicts
+(:func:`verdict`; :func:`signed_verdict` names the paper's expected sign), censored speed-ups."""
 
 from __future__ import annotations
 
@@ -31,6 +32,29 @@ def curve_metrics(history: pd.DataFrame, last: int = 5, target: float | None = N
             "rounds_to_target": float("nan") if hit is None else float(hit)}
 
 
+#: How far an accuracy (in points) can move when the same run is recomputed on another CPU type
+#: (issue 28; benchmarks/isa_drift.py, README "Check our numbers"): twice the largest final-accuracy
+#: drift measured there, since both runs of a paired difference may drift, in opposite directions.
+CROSS_CPU_DRIFT_POINTS = 0.5
+#: the accuracy columns (points) the drift applies to
+ACCURACY_COLUMNS = ("final", "best", "convergence", "accuracy", "final_accuracy", "best_accuracy")
+
+
+def fragile(diff: dict) -> bool:
+    """A resolved difference whose 95% interval ends closer to 0 than the cross-CPU drift
+    (:data:`CROSS_CPU_DRIFT_POINTS`): re-run on another CPU, its verdict could change. Only for
+    differences of accuracy columns (``diff["value"]`` in :data:`ACCURACY_COLUMNS`)."""
+    lo, hi = diff.get("lo", float("nan")), diff.get("hi", float("nan"))
+    if diff.get("value") not in ACCURACY_COLUMNS or lo != lo or hi != hi or not (lo > 0 or hi < 0):
+        return False
+    return min(abs(lo), abs(hi)) < CROSS_CPU_DRIFT_POINTS
+
+
+def _fragile_note(diff: dict) -> str:
+    return (f"; fragile: the interval ends {min(abs(diff['lo']), abs(diff['hi'])):.2f} points from 0, "
+            f"inside the cross-CPU drift ({CROSS_CPU_DRIFT_POINTS} points)") if fragile(diff) else ""
+
+
 def paired_difference(runs: pd.DataFrame, value: str, method: str, baseline: str, *,
                       method_col: str = "method", pair_col: str = "seed", level: float = 0.95) -> dict:
     """``method − baseline`` in column ``value``, paired on ``pair_col`` (same seed ⇒ same partition,
@@ -53,7 +77,7 @@ def paired_difference(runs: pd.DataFrame, value: str, method: str, baseline: str
     else:
         half = float("nan")
     return {"mean": mean, "lo": mean - half, "hi": mean + half, "n": n, "wins": int((d > 0).sum()),
-            "diffs": [round(float(x), 3) for x in d]}
+            "diffs": [round(float(x), 3) for x in d], "value": value}
 
 
 def verdict(diff: dict, expected_sign: int = 1) -> str:
@@ -66,7 +90,7 @@ def verdict(diff: dict, expected_sign: int = 1) -> str:
     if lo > 0 or hi < 0:
         sign = 1 if lo > 0 else -1
         return ("paper's direction reproduced" if sign == expected_sign else "opposite of the paper's direction") + \
-            f" (interval excludes 0; {favour}/{diff['n']} pairs favour the method)"
+            f" (interval excludes 0; {favour}/{diff['n']} pairs favour the method{_fragile_note(diff)})"
     return f"not resolved: the interval contains 0 ({favour}/{diff['n']} pairs favour the method)"
 
 
@@ -105,8 +129,11 @@ def claim_verdict(parts) -> dict:
     parts by side, e.g. ``"2/3 resolved on the paper's side (CV x=0.5, RWD Gender); unresolved: CV x=1"``.
     """
     by = {s: [] for s in SIDES}
+    shaky = []
     for label, diff, sign in parts:
         by[side(diff, sign)].append(str(label))
+        if fragile(diff):
+            shaky.append(str(label))
     n = sum(len(v) for v in by.values())
     if n and len(by["paper"]) == n:
         word = "reproduced"
@@ -122,6 +149,9 @@ def claim_verdict(parts) -> dict:
         bits.append(f"resolved against it: {', '.join(by['opposite'])}")
     if by["unresolved"]:
         bits.append(f"unresolved (interval contains 0): {', '.join(by['unresolved'])}")
+    if shaky:
+        bits.append(f"fragile (interval ends within the {CROSS_CPU_DRIFT_POINTS}-point cross-CPU drift of 0): "
+                    f"{', '.join(shaky)}")
     return {"verdict": word, "paper": len(by["paper"]), "opposite": len(by["opposite"]),
             "unresolved": len(by["unresolved"]), "n": n, "note": "; ".join(bits)}
 
@@ -133,3 +163,141 @@ def censor(values, budget: float):
     s = pd.Series(values, dtype=float)
     n = int(s.isna().sum())
     return s.fillna(float(budget)), n
+def signed_verdict(diff: dict, expected_sign: int) -> str:
+    """In words, against the paper's expected sign of ``method − base`` for one claim (issue 31):
+    ``+1`` the paper has the method above its base, ``−1`` below it (e.g. SlowMo under FedAvg on
+    CIFAR-10), ``0`` the paper states no direction. The expectation is named in the sentence, so a
+    reader never has to know which sign the verdict assumed; "on the paper's side" counts the pairs
+    whose difference has the expected sign."""
+    n = diff["n"]
+    if n < 2 or diff["lo"] != diff["lo"]:
+        return f"not resolved (only {n} pair)"
+    diffs = diff.get("diffs", [])
+    lo, hi = diff["lo"], diff["hi"]
+    resolved = lo > 0 or hi < 0
+    if expected_sign == 0:
+        up = sum(x > 0 for x in diffs)
+        where = ("interval excludes 0, method " + ("above" if lo > 0 else "below") + " its base") if resolved \
+            else "interval contains 0"
+        return f"the paper states no direction: {where} ({up}/{n} pairs above)"
+    expectation = "method above its base" if expected_sign > 0 else "method below its base"
+    side = sum((x > 0) if expected_sign > 0 else (x < 0) for x in diffs)
+    tail = f"{side}/{n} pairs on the paper's side"
+    if not resolved:
+        return f"not resolved: the interval contains 0 ({tail}; paper: {expectation})"
+    sign = 1 if lo > 0 else -1
+    if sign == expected_sign:
+        return f"paper's direction reproduced ({expectation}; interval excludes 0; {tail}{_fragile_note(diff)})"
+    return f"opposite of the paper's direction (paper: {expectation}; interval excludes 0; {tail}{_fragile_note(diff)})"
+
+
+def censored_speedup(base_rounds, method_rounds, budget: int) -> dict:
+    """Speed-ups (``base_rounds / method_rounds``, one pair per seed) where a run may never reach
+    the target within ``budget`` rounds (NaN rounds): a censored observation, never dropped.
+
+    Per seed: both reached -> the value; the method did not (it needs > ``budget`` rounds) ->
+    an upper bound ``< base / budget``; the base did not -> a lower bound ``> budget / method``;
+    neither -> unknown. The summary is the geometric mean over **all** seeds with each censored seed
+    at its bound: exact when every seed reached the target, an upper (lower) bound when every
+    censored seed is an upper (lower) bound, and no number otherwise — never a mean over the seeds
+    that happened to reach it (issue 31: per seed <0.87, 1.25, <0.87 is not "1.25×", it is
+    "< 0.98×, 1/3 seeds reached").
+
+    Returns ``{"value", "relation"}`` (relation "=", "<", ">" or "none"; value NaN for "none"),
+    ``"reached"`` (seeds where both reached), ``"n"``, ``"per_seed"`` (strings: ``"1.25"``,
+    ``"<0.87"``, ``">1.07"``, ``"n/a"``) and ``"text"`` (e.g. ``"< 0.98× (1/3 seeds reached the
+    target; the others at their bound)"``).
+    """
+    import numpy as np
+
+    values, kinds, per_seed = [], [], []
+    for rb, rm in zip(base_rounds, method_rounds):
+        rb, rm = float(rb), float(rm)
+        if rb == rb and rm == rm:
+            values.append(rb / rm), kinds.append("="), per_seed.append(f"{rb / rm:.2f}")
+        elif rb == rb:
+            values.append(rb / budget), kinds.append("<"), per_seed.append(f"<{rb / budget:.2f}")
+        elif rm == rm:
+            values.append(budget / rm), kinds.append(">"), per_seed.append(f">{budget / rm:.2f}")
+        else:
+            values.append(float("nan")), kinds.append("?"), per_seed.append("n/a")
+    n, reached = len(kinds), kinds.count("=")
+    censored = {k for k in kinds if k != "="}
+    if not n or "?" in censored or censored == {"<", ">"}:
+        relation, value = "none", float("nan")
+    else:
+        relation = censored.pop() if censored else "="
+        value = float(np.exp(np.mean(np.log(values))))
+    if relation == "none":
+        text = f"no bound ({reached}/{n} seeds reached the target; per seed {per_seed})" if n else "no seeds"
+    elif relation == "=":
+        text = f"{value:.2f}× (geometric mean, {n}/{n} seeds reached the target)"
+    else:
+        text = (f"{relation} {value:.2f}× (geometric mean over {n} seeds, {reached}/{n} reached the target; "
+                f"the others enter at their bound)")
+    return {"value": value, "relation": relation, "reached": reached, "n": n, "per_seed": per_seed,
+            "text": text}
+
+
+def speedup_label(summary: dict) -> str | float:
+    """A :func:`censored_speedup` summary as a table cell: the number when exact, ``"< 0.98"`` /
+    ``"> 1.10"`` for a bound, ``"no bound"`` otherwise."""
+    if summary["relation"] == "=":
+        return round(summary["value"], 2)
+    if summary["relation"] == "none":
+        return "no bound"
+    return f"{summary['relation']} {summary['value']:.2f}"
+
+
+def censored_rounds(rounds, budget: int) -> dict:
+    """Rounds to a target over seeds, where NaN means "not reached within ``budget`` rounds" (a
+    censored seed, > ``budget``): the mean when every seed reached it, else a lower bound — the
+    mean with each unreached seed at ``budget + 1`` — never the mean of the seeds that reached it.
+
+    Returns ``{"value", "relation"}`` (``"="``, ``"≥"``, or ``"none"`` when no seed reached it),
+    ``"reached"``, ``"n"`` and ``"label"`` (``12.0``, ``"≥ 14.3"``, ``"not reached in 15 rounds"``).
+    """
+    import numpy as np
+
+    r = [float(x) for x in rounds]
+    n, reached = len(r), sum(x == x for x in r)
+    if not n or not reached:
+        return {"value": float("nan"), "relation": "none", "reached": reached, "n": n,
+                "label": f"not reached in {budget} rounds" + (f" by any of {n} seeds" if n else "")}
+    value = float(np.mean([x if x == x else budget + 1 for x in r]))
+    relation = "=" if reached == n else "≥"
+    return {"value": value, "relation": relation, "reached": reached, "n": n,
+            "label": round(value, 2) if relation == "=" else f"≥ {value:.1f}"}
+
+
+def censored_extreme(summaries, smallest: bool) -> str | float | None:
+    """The smallest (``smallest=True``) or largest of several :func:`censored_speedup` summaries
+    (dicts or rows with ``relation`` and ``value``), as a table cell: a number where the bounds fix
+    it, ``"< x"`` / ``"≤ x"`` / ``"> x"`` / ``"≥ x"`` where they only bound it, None where a summary has
+    no bound or there is none. E.g. the largest of ``= 2.0`` and ``< 3.0`` is ``"< 3.00"`` (the
+    bounded entry may be anything below 3), the smallest of the two ``"≤ 2.00"``."""
+    rows = [(str(s["relation"]), float(s["value"])) for s in summaries]
+    if not rows or any(r == "none" for r, _ in rows):
+        return None
+    if smallest:  # flip: the smallest of t is minus the largest of -t
+        flipped = [({"<": ">", ">": "<"}.get(r, r), -v) for r, v in rows]
+        out = _largest(flipped)
+        if out is None or isinstance(out, float):
+            return None if out is None else -out
+        rel, val = out
+        return f"{ {'<': '>', '>': '<', '≤': '≥', '≥': '≤'}[rel] } {-val:.2f}".strip()
+    out = _largest(rows)
+    return out if out is None or isinstance(out, float) else f"{out[0]} {out[1]:.2f}"
+
+
+def _largest(rows):
+    """max of true values t_i given (relation, v_i): '=' t=v, '<' t<v, '>' t>v. A float when fixed,
+    else (relation, value)."""
+    top = max(v for _, v in rows)
+    if all(r in ("=", "<") for r, _ in rows):  # every t_i ≤ v_i ≤ top
+        if any(r == "=" and v == top for r, v in rows):
+            return round(top, 2)
+        return ("<", top)
+    floor = max(v for r, v in rows if r in ("=", ">"))  # a '>' entry leaves the top open
+    strict = any(r == ">" and v == floor for r, v in rows)
+    return (">" if strict else "≥", floor)

@@ -68,3 +68,27 @@ def full_table(df: pd.DataFrame) -> pd.DataFrame:
     """``df`` displayed with every cell in full (a verdict or note is never cut at 50 characters);
     the data and the session's pandas options are unchanged."""
     return Comparison(df)
+# ------------------------------------------------------------------ rows of the paper that do not run
+NOT_RUN_COLUMNS = ["table", "setting", "paper", "reason", "profile"]
+
+
+def not_run_table(rows: list[dict], profile: str) -> pd.DataFrame:
+    """The paper's rows a notebook does not run at ``profile``, each with its reason (a ``NOT_RUN``
+    list of ``{"table", "setting", "paper" (optional), "reason"}``): e.g. a dataset not on the
+    machine, an architecture a CPU does not finish. Displayed in full like :func:`comparison`."""
+    df = pd.DataFrame(rows, columns=[c for c in NOT_RUN_COLUMNS if c != "profile"] if not rows else None)
+    for col in NOT_RUN_COLUMNS:
+        if col not in df:
+            df[col] = profile if col == "profile" else (float("nan") if col == "paper" else "")
+    return Comparison(df[NOT_RUN_COLUMNS + [c for c in df.columns if c not in NOT_RUN_COLUMNS]])
+
+
+def save_not_run(df: pd.DataFrame, name: str, profile: str, group: str = "") -> Path:
+    """Write a notebook's not-run rows (:func:`not_run_table`) beside its comparison table,
+    ``<name>.not_run.csv``, where ``fedlib reproduce`` adds them to the index as "not run: reason"
+    rows. Written even when empty, so an earlier execution's rows never outlive the notebook's."""
+    path = report_file(profile, group, name, ".not_run.csv")
+    tmp = path.with_suffix(".tmp")
+    df.to_csv(tmp, index=False)
+    os.replace(tmp, path)
+    return path

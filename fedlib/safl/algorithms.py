@@ -36,6 +36,7 @@ from fedlib.safl.fedqs import STRATEGIES as FEDQS
 from fedlib.safl.delays import make_delays
 from fedlib.safl.simulator import SAFLSimulator, SimSettings
 from fedlib.safl.strategy import Strategy
+from fedlib.train.config import check_trainable
 from fedlib.core.utils import derive_seed, generator, resolve_device
 
 __all__ = ["CATALOG", "build_simulator", "prepare_task", "strategy_factory"]
@@ -101,6 +102,7 @@ def build_simulator(cfg, strategy: Strategy, skip_unread: bool = True) -> SAFLSi
           "lower safl.k or raise safl.clients")
     delays = make_delays(s.delays, int(s.clients), int(s.ratio), int(cfg.seed))
     ds, parts, val_parts, test, model = prepare_task(cfg)
+    check_trainable(cfg.local, [len(p) for p in parts], "clients")
     device = resolve_device(cfg.device)
     if device.type != "cpu":
         ds = ds.to(device)

@@ -68,6 +68,10 @@ def schedule_command(args) -> int:
     check(args.seed >= 0, f"--seed must be >= 0, got {args.seed}", "use e.g. --seed 0")
     for name in ("clients", "k", "rounds", "ratio"):
         check(getattr(args, name) >= 1, f"--{name} must be >= 1, got {getattr(args, name)}")
+    # [D, issue 33] the replay ticks the clock one step at a time: bounded, not a silent hang
+    for name, high in (("clients", 100_000), ("rounds", 100_000), ("ratio", 10_000)):
+        check(getattr(args, name) <= high, f"--{name} {getattr(args, name)} exceeds the limit of {high:,}",
+              f"use --{name} <= {high:,}")
     check(args.k <= args.clients, f"--k {args.k} exceeds --clients {args.clients}",
           "lower --k or raise --clients")
     delays = make_delays(args.delays, args.clients, args.ratio, args.seed)

@@ -17,6 +17,7 @@ from fedlib.core.protocols import AlgorithmSpec
 from fedlib.core.utils import derive_seed, resolve_device
 from fedlib.split.methods import ADDONS, make_addon, make_method, options_class, parse_method
 from fedlib.split.sfl import SplitTrainer, check_setup, prepare_data
+from fedlib.train.config import check_trainable
 
 __all__ = ["CATALOG", "NAMES", "build_trainer", "framework_of"]
 
@@ -84,6 +85,7 @@ def build_trainer(cfg, options, path: str = "auto", dataset=None, parts=None) ->
         dataset, parts = prepare_data(cfg, device)
     check(parts is not None and len(parts) == n,
           f"{len(parts) if parts is not None else 0} client partitions for split.clients={n}")
+    check_trainable(cfg.local, [len(p) for p in parts], "clients")
     kw = {}
     if "in_channels" in model_kwargs(cfg.model.name) and dataset.kind == "image":
         kw["in_channels"] = int(dataset.input_shape[0])
@@ -92,7 +94,8 @@ def build_trainer(cfg, options, path: str = "auto", dataset=None, parts=None) ->
     return SplitTrainer(model, cut, dataset, parts, method=method, addon=addon, local=cfg.local,
                         rounds=int(cfg.rounds), per_round=k, seed=int(cfg.seed), device=device,
                         backend=cfg.backend, framework=framework, path=path,
-                        eval_every=int(cfg.eval_every), model_name=cfg.model.name)
+                        eval_every=int(cfg.eval_every), model_name=cfg.model.name,
+                        sflv2_momentum=getattr(cfg.split, "sflv2_momentum", "carry"))
 
 
 def _description(name: str) -> str:

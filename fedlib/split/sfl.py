@@ -21,7 +21,9 @@ Round n (0-based inside, reported as ``round = n + 1``):
      (:mod:`fedlib.split.splitpath`: client parts and surrogates exchanging smashed data and its
      gradient); the tests show both give the same models.
    * **SFLV2** — one server part trained *sequentially* over the selected clients' smashed data
-     in a seeded order ``(seed, "sflv2-order", n)``; always the explicit split path.
+     in a seeded order ``(seed, "sflv2-order", n)``; always the explicit split path. Its one
+     server optimizer carries its momentum from one client to the next (``sflv2_momentum="carry"``,
+     the default) or starts fresh for every client (``"reset"``) [D, issue 31].
 
 3. Aggregation: data-size-weighted average of the client states (both parts; BN statistics too;
    SFLV2: client parts averaged, the server part is the sequentially trained one), then the
@@ -70,10 +72,14 @@ from fedlib.split.bases import BaseMethod
 from fedlib.split.methods import option_values
 
 __all__ = ["SplitTrainer", "check_setup", "prepare_data", "one_math_thread", "PATHS", "FRAMEWORKS",
-           "STATE_KEYS"]
+           "SFLV2_MOMENTUM", "STATE_KEYS"]
 
 PATHS = ("auto", "engine", "split")
 FRAMEWORKS = ("sflv1", "sflv2")
+# SFLV2's server optimizer state from one client to the next within a round [D, issue 31]: "carry"
+# (one optimizer for the whole round, fedlib's behaviour since SFLV2 exists) or "reset" (a fresh
+# optimizer, momentum zero, for every client); the spec leaves it open
+SFLV2_MOMENTUM = ("carry", "reset")
 STATE_KEYS = ("addon", "carry", "nag")  # the methods' entries in SplitTrainer.state_dict()
 
 
@@ -177,15 +183,22 @@ class SplitTrainer:
         everything random derives from, evaluation period.
     device, backend : where and with which engine backend clients train.
     framework : ``"sflv1"`` or ``"sflv2"``. path : ``"auto"``, ``"engine"`` or ``"split"``.
+    sflv2_momentum : SFLV2's server optimizer across the round's clients, ``"carry"`` or
+        ``"reset"`` (:data:`SFLV2_MOMENTUM`).
     model_name : the model's name for :meth:`summary`.
     """
 
     def __init__(self, model, cut: str | None, dataset, parts, *, method: BaseMethod,
                  addon: ServerAddon, local, rounds: int, per_round: int, seed: int = 0,
                  device="cpu", backend: str = "auto", framework: str = "sflv1",
-                 path: str = "auto", eval_every: int = 1, model_name: str | None = None):
+                 path: str = "auto", eval_every: int = 1, model_name: str | None = None,
+                 sflv2_momentum: str = "carry"):
         from fedlib.models import split_model
 
+        check_choice("sflv2_momentum", sflv2_momentum, SFLV2_MOMENTUM)
+        check(sflv2_momentum == "carry" or framework == "sflv2",
+              f"sflv2_momentum={sflv2_momentum!r} sets SFLV2's server optimizer; this trainer runs {framework}")
+        self.sflv2_momentum = sflv2_momentum
         self.framework = framework
         self.method, self.addon = method, addon
         self.path = check_setup(framework, method, addon, local, path)
@@ -261,7 +274,7 @@ class SplitTrainer:
         order = self.sflv2_order(n, len(tasks))
         results, server_state = train_sflv2_round(self.client_part, self.server_part,
                                                   self.global_state, batches, order,
-                                                  tasks[0].config)
+                                                  tasks[0].config, server_momentum=self.sflv2_momentum)
         return results, server_state, order
 
     # ---------------------------------------------------------------------------------- protocol
@@ -352,6 +365,8 @@ class SplitTrainer:
         from fedlib.models import count_parameters
 
         out = {"framework": self.framework, "base_method": self.method.name,
+               # only where set: a default run's summary stays what it was before the option existed
+               **({"sflv2_momentum": self.sflv2_momentum} if self.sflv2_momentum != "carry" else {}),
                "addon": self.addon.name, "split_path": self.path, "cut": self.cut,
                "model": self.model_name,
                "client_part_params": count_parameters(self.client_part),

@@ -229,12 +229,15 @@ def train_split_clients(client_part: nn.Module, server_part: nn.Module, start: S
 
 def train_sflv2_round(client_part: nn.Module, server_part: nn.Module, start: State,
                       batches: Sequence[Sequence[Batch]], order: Sequence[int], local,
-                      loss_fn: Callable | None = None) -> tuple[list[SplitClientResult], State]:
+                      loss_fn: Callable | None = None,
+                      server_momentum: str = "carry") -> tuple[list[SplitClientResult], State]:
     """SFLV2 (spec §1): ONE server part trained sequentially over the clients' smashed data.
 
     Clients are served one after the other in ``order`` (a seeded permutation); client j runs all
     its |T_j| local steps against the *current* server part, whose single optimizer (momentum
-    included) carries over from one client to the next within the round [D]; it starts every
+    included) carries over from one client to the next within the round (``server_momentum=
+    "carry"`` [D]) or is made afresh for every client (``"reset"``, issue 31: the server part's
+    weights still carry over, its momentum / Adam moments start at zero); it starts every
     round fresh. Every client part starts from the global client part. Returns the per-client
     results (whole-model states whose server entries are the server part as it was when that
     client finished) and the server part's state after the last client.
@@ -253,8 +256,12 @@ def train_sflv2_round(client_part: nn.Module, server_part: nn.Module, start: Sta
     sopt = make_optimizer([p for _, p in sn], local)
     sstart = [start[n] for n, _ in sn]
     results: list[SplitClientResult | None] = [None] * len(batches)
-    for j in order:
+    check(server_momentum in ("carry", "reset"),
+          f"server_momentum must be 'carry' or 'reset', got {server_momentum!r}")
+    for i, j in enumerate(order):
         j = int(j)
+        if server_momentum == "reset" and i > 0:
+            sopt = make_optimizer([p for _, p in sn], local)
         cp = copy.deepcopy(client_part)
         _load(cp, start)
         cp.train()

@@ -295,6 +295,17 @@ def _check_args(args) -> None:
         v = getattr(args, name)
         check(v >= 1, f"--{name.replace('_', '-')} must be >= 1, got {v}",
               f"leave --{name.replace('_', '-')} out for its default")
+    limits = {"clients": 100_000, "batch_size": 100_000, "repeats": 1_000}
+    for name, high in limits.items():
+        v = getattr(args, name)
+        check(v <= high, f"--{name.replace('_', '-')} {v} exceeds the limit of {high:,} (the benchmark "
+              "would not fit in memory)", f"use --{name.replace('_', '-')} <= {high:,}")
+    check(args.steps is None or args.steps <= 100_000, f"--steps {args.steps} exceeds the limit of 100,000",
+          "use --steps <= 100,000")
+    check(args.clients * (args.steps or 1) * args.batch_size <= 50_000_000,
+          f"--clients {args.clients} x --steps {args.steps or 1} x --batch-size {args.batch_size} samples "
+          "exceed 50,000,000: the synthetic data set would not fit in memory",
+          "lower --clients, --steps or --batch-size")
     check(args.steps is None or args.steps >= 1, f"--steps must be >= 1, got {args.steps}",
           "leave it out for the model's default")
     check_threads(args.threads, "--threads")

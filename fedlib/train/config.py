@@ -140,6 +140,30 @@ class LocalConfig:
         return int(self.steps) if self.steps is not None else int(self.epochs) * per_epoch
 
 
+def check_trainable(local: "LocalConfig", sizes, what: str = "clients") -> None:
+    """FedlibError when no client of ``sizes`` (samples per client) takes a single optimizer step
+    under ``local`` (issue 33: such a run trains nothing, yet used to be stored as done)."""
+    sizes = [int(n) for n in sizes]
+    empty = sum(n == 0 for n in sizes)
+    if sizes and empty > len(sizes) // 2:
+        raise FedlibError(f"{empty} of the {len(sizes)} {what} hold no training sample (e.g. a "
+                          "Dirichlet alpha so small that each class goes to one client, or a tiny "
+                          "data.max_train): most clients would train nothing",
+                          "raise data.alpha (e.g. 0.1) or data.max_train, or use fewer clients")
+    if any(local.num_steps(n) > 0 for n in sizes):
+        return
+    biggest = max(sizes, default=0)
+    if biggest == 0:
+        raise FedlibError(f"every one of the {len(sizes)} {what} holds 0 training samples: the run "
+                          "would train nothing", "raise data.max_train (or leave it out), or use fewer clients")
+    rule = "with local.drop_last=true a client needs a full batch" if local.drop_last else \
+        "no client takes a step"
+    raise FedlibError(f"no client has a full batch: the largest of the {len(sizes)} {what} holds "
+                      f"{biggest} training samples, local.batch_size is {local.batch_size} ({rule}), "
+                      "so the run would train nothing",
+                      f"set local.batch_size <= {biggest}, or raise data.max_train / use fewer clients")
+
+
 def batches_per_epoch(n: int, batch_size: int, drop_last: bool) -> int:
     """Batches in one pass over ``n`` samples."""
     return n // batch_size if drop_last else -(-n // batch_size)

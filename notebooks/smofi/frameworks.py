@@ -22,6 +22,9 @@
 #   selected client; clients and surrogates train in parallel; both parts are averaged at round end.
 # - **SFLV2**: one server part trained *sequentially* on the selected clients' smashed data — no
 #   surrogate divergence, but no parallelism either (the server serves one client after another).
+#   How its one server optimizer passes from one client to the next is not published [D]: fedlib
+#   carries its momentum over (`split.sflv2_momentum=carry`, the default, row *SFLV2*) or restarts
+#   it for every client (`split.sflv2_momentum=reset`, row *SFLV2 (reset)*; issue 31).
 # - **SMoFi**: SFLV1 plus step-wise fusion of the surrogates' momentum (spec §2).
 #
 # **What the paper claims** (spec §5, Tiny-ImageNet, Dirichlet 0.1): SFLV1 **33.43%**, SFLV2
@@ -31,19 +34,31 @@
 # **What this notebook runs**: the three frameworks on the datasets in `datasets` through
 # `fedlib.experiments.run`. SFLV1 is the FedAvg base (`fedavg`) and SMoFi is `fedavg+smofi`, built
 # exactly as in `main_accuracy` (`fedlib.reporting.smofi_config`), so they are the same stored
-# results; SFLV2 is `fedavg` with `split.framework=sflv2`. Per run: the final accuracy (mean of the
+# results; SFLV2 is `fedavg` with `split.framework=sflv2` (+ `split.sflv2_momentum`). Per run: the final
+# accuracy (mean of the
 # last rounds), the area under the accuracy curve (AUC), best-of-rounds as an extra column, the
 # rounds each needs to reach **SFLV1's final accuracy on the same seed** (not SFLV1's best: a
 # best-of-rounds target rewards lucky spikes) and the *lock-steps* (the runs' `virtual_time`:
 # SFLV1/SMoFi add the round's longest client, SFLV2 the sum over its clients) — the cost of SFLV2's
 # sequential server. SMoFi − SFLV1 and SFLV2 − SFLV1 are paired differences over the seeds with a
-# 95% t-interval. A dataset missing here is recorded as *needs download*.
+# 95% t-interval, read against the paper's sign (both above SFLV1); SFLV2 (reset) − SFLV2 has no
+# paper direction. A row of the paper's table that does not run here (Tiny-ImageNet, not on this
+# machine) is a *not run: reason* row (`NOT_RUN`, `frameworks.not_run.csv`, in the reports index).
+#
+# **Why SFLV2 sits at chance under Dirichlet 0.1** (issue 31) — two explanations, one run each:
+# (a) the momentum the server optimizer carries from one client to the next pushes the server part
+# along the previous clients' directions: the *SFLV2 (reset)* row removes it; (b) the aggregated
+# server part is the one trained **last**, on the last client's one or two classes: the **IID
+# check** (setting `iid`: the same 10 clients, 4,000 images, 15 rounds on an IID split, where every
+# client holds every class) runs SFLV1 and SFLV2 where (b) cannot act. The cell after the
+# differences reads both from the numbers.
 #
 # **Profiles**
 # - `smoke` (CI, seconds): 256 CIFAR-10 images, 4 clients (all selected), 2 rounds, the small `cnn` —
 #   the numbers mean nothing.
-# - `cpu` (after `main_accuracy` only the 3 SFLV2 runs are new: SFLV1 and SMoFi are its Dirichlet
-#   runs; ≈ 2 min of CPU time each, as an SFLV1 run): CIFAR-10,
+# - `cpu` (after `main_accuracy` 9 runs are new: SFLV2 (reset) on Dirichlet 0.1, and SFLV1, SFLV2 in
+#   the IID check, 3 seeds each; SFLV1 and SMoFi on Dirichlet are `main_accuracy`'s, SFLV2 is stored
+#   since issue 18; ≈ 1.5–3 min of one core each, as an SFLV1 run, so ≈ 10–15 min on two workers): CIFAR-10,
 #   Dirichlet 0.1, the small `cnn` cut after `conv1` (not the paper's ResNet-18), test on 5,000
 #   images every round, **three paired seeds** (a seed fixes partition, selection, batches and
 #   initial model for every framework), **full participation** (10 of 10 clients, 4,000 training
@@ -60,8 +75,9 @@
 # Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only smofi/frameworks -p NAME=VALUE
 profile = "auto"
 datasets = None        # subset of cifar10, cifar100, tinyimagenet
-frameworks = None      # subset of SFLV1, SFLV2, SMoFi
-participations = None  # subset of the participation settings: full, partial
+frameworks = None      # subset of SFLV1, SFLV2, SFLV2 (reset), SMoFi
+participations = None  # subset of the participation settings: full, partial, iid (the IID check), shards
+iid_frameworks = None  # subset of the frameworks run in the iid setting
 seeds = None           # list of run seeds, e.g. [0, 1, 2]
 rounds = None          # rounds of every setting (None keeps each setting's own)
 model = None           # fedlib.models name
@@ -77,27 +93,32 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from fedlib.reporting import (PAPER_FRAMEWORKS, PAPER_TINYIMAGENET_ROUNDS, comparison, curve_metrics, dataset_missing,
-                              paired_difference, resolve_profile, run_or_load, save_comparison, save_figure,
-                              show_paired, show_settings, smofi_configs, smofi_scale_note, smofi_settings, verdict)
+from fedlib.reporting import (PAPER_FRAMEWORKS, PAPER_TINYIMAGENET_ROUNDS, censored_rounds, comparison, curve_metrics,
+                              dataset_missing, not_run_table, paired_difference, paper_expected_sign, resolve_profile,
+                              run_or_load, save_comparison, save_figure, save_not_run, show_paired, show_settings,
+                              signed_verdict, smofi_configs, smofi_scale_note, smofi_settings)
 
 profile = resolve_profile(profile)
 
 # framework -> (registered algorithm, extra overrides)
 FRAMEWORKS = {"SFLV1": ("fedavg", {}),
-              "SFLV2": ("fedavg", {"split.framework": "sflv2"}),
+              "SFLV2": ("fedavg", {"split.framework": "sflv2"}),  # split.sflv2_momentum=carry, the default
+              "SFLV2 (reset)": ("fedavg", {"split.framework": "sflv2", "split.sflv2_momentum": "reset"}),
               "SMoFi": ("fedavg+smofi", {})}
+# the comparisons: (method, base); the paper's sign comes from fedlib.reporting.paper_expected_sign
+COMPARISONS = [("SMoFi", "SFLV1"), ("SFLV2", "SFLV1"), ("SFLV2 (reset)", "SFLV1"), ("SFLV2 (reset)", "SFLV2")]
 SETTINGS = {  # the scale knobs (rounds, model, cut, max_test) equal main_accuracy's: SFLV1/SMoFi runs are shared
-    "smoke": dict(datasets=["cifar10", "tinyimagenet"], frameworks=list(FRAMEWORKS), participations=["full"],
-                  seeds=[0], rounds=None, model="cnn", cut="conv1", max_test=100, last=1, workers=1),
+    "smoke": dict(datasets=["cifar10", "tinyimagenet"], frameworks=list(FRAMEWORKS), participations=["full", "iid"],
+                  iid_frameworks=["SFLV1", "SFLV2"], seeds=[0], rounds=None, model="cnn", cut="conv1", max_test=100,
+                  last=1, workers=1),
     "cpu": dict(datasets=["cifar10", "tinyimagenet"], frameworks=list(FRAMEWORKS),
-                participations=["full"], seeds=[0, 1, 2], rounds=None, model="cnn", cut="conv1",
-                max_test=5000, last=5, workers=2),
+                participations=["full", "iid"], iid_frameworks=["SFLV1", "SFLV2"], seeds=[0, 1, 2], rounds=None,
+                model="cnn", cut="conv1", max_test=5000, last=5, workers=2),
     "paper": dict(datasets=["tinyimagenet", "cifar10"], frameworks=list(FRAMEWORKS), participations=["partial"],
-                  seeds=[0, 1, 2], rounds=None, model="resnet18", cut="layer1", max_test=None, last=10,
-                  workers=1),
+                  iid_frameworks=["SFLV1", "SFLV2"], seeds=[0, 1, 2], rounds=None, model="resnet18", cut="layer1",
+                  max_test=None, last=10, workers=1),
 }
-LISTS = {"datasets", "frameworks", "participations", "seeds"}  # knobs that hold lists
+LISTS = {"datasets", "frameworks", "participations", "iid_frameworks", "seeds"}  # knobs that hold lists
 # knobs set above override the profile; PARTICIPATION: clients, per round, training images, rounds of each setting
 # run; LABEL: the profile's name while the scale knobs keep the profile's values, else "custom"
 S, PARTICIPATION, LABEL = smofi_settings(SETTINGS, profile, globals(), LISTS)
@@ -114,10 +135,15 @@ def config(dataset: str, framework: str, seed: int, participation: str):
     return split_config(dataset, algorithm, seed, participation, **extra)
 
 
+def frameworks_of(part: str) -> list:
+    """The frameworks run in setting ``part``: ``iid_frameworks`` in the IID check, else ``frameworks``."""
+    return S["iid_frameworks"] if part == "iid" else S["frameworks"]
+
+
 availability = {d: dataset_missing(d) for d in S["datasets"]}
 print("availability:", {d: (m or "ok") for d, m in availability.items()})
 plan = [(d, part, fw, seed) for d in S["datasets"] if availability[d] is None for part in S["participations"]
-        for fw in S["frameworks"] for seed in S["seeds"]]
+        for fw in frameworks_of(part) for seed in S["seeds"]]
 cfgs = [config(d, fw, seed, part) for d, part, fw, seed in plan]
 print(f"{len(cfgs)} runs; SFLV2 is fedavg with split.framework =",
       config(S["datasets"][0], "SFLV2", S["seeds"][0], S["participations"][0]).split.framework)
@@ -156,7 +182,7 @@ if len(curves):
         fig, axes = plt.subplots(len(parts), 2, figsize=(12, 4 * len(parts)), squeeze=False)
         for row, part in zip(axes, parts):
             sub = curves[(curves["dataset"] == d) & (curves["participation"] == part)]
-            order = [f for f in S["frameworks"] if f in set(sub["framework"])]
+            order = [f for f in FRAMEWORKS if f in set(sub["framework"])]
             sns.lineplot(data=sub, x="round", y="accuracy", hue="framework", hue_order=order,
                          errorbar=("ci", 95), seed=0, ax=row[0])
             sns.lineplot(data=sub, x="lock-steps", y="accuracy", hue="framework", hue_order=order,
@@ -171,28 +197,64 @@ if len(curves):
         plt.show()
 
 # %% [markdown]
-# ## Paired differences over seeds: SMoFi − SFLV1 and SFLV2 − SFLV1
+# ## Paired differences over seeds: SMoFi − SFLV1, SFLV2 − SFLV1, and SFLV2's server momentum
 #
 # On the same seeds, for the final accuracy and the AUC, with a 95% Student-t interval; the
-# verdict resolves the paper's direction (both better than SFLV1) only when the interval excludes 0.
+# verdict names the paper's sign (SMoFi and SFLV2 both above SFLV1 — the paper reports SFLV2 34.72 %
+# over SFLV1 33.43 % on Tiny-ImageNet) and resolves it only when the interval excludes 0; SFLV2
+# (reset) − SFLV2 has no paper direction.
 
 # %%
 diffs = []
 for d, part in dict.fromkeys(k[:2] for k in hist):
     sel = runs[(runs["dataset"] == d) & (runs["participation"] == part)]
-    for fw in [f for f in ("SMoFi", "SFLV2") if f in S["frameworks"]]:
-        if "SFLV1" not in S["frameworks"]:
+    for fw, base in COMPARISONS:
+        if fw not in set(sel["framework"]) or base not in set(sel["framework"]):
             continue
+        sign, claim = paper_expected_sign(fw.replace(" (reset)", ""), base, d) if base == "SFLV1" else \
+            (0, "the paper does not publish how SFLV2's server optimizer passes between clients")
         for metric in ("final", "auc"):
-            r = paired_difference(sel, metric, fw, "SFLV1", method_col="framework")
-            diffs.append({"dataset": d, "participation": part, "comparison": f"{fw} − SFLV1", "metric": metric,
+            r = paired_difference(sel, metric, fw, base, method_col="framework")
+            diffs.append({"dataset": d, "participation": part, "comparison": f"{fw} − {base}", "metric": metric,
                           "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"],
-                          "verdict": verdict(r)})
+                          "verdict": signed_verdict(r, sign), "claim": claim})
 diffs = pd.DataFrame(diffs, columns=["dataset", "participation", "comparison", "metric", "mean", "lo", "hi", "n",
-                                     "per seed", "verdict"])
+                                     "per seed", "verdict", "claim"])
 show_paired(diffs, "frameworks_paired", profile, "smofi")
 diffs.round(2)
 
+# %% [markdown]
+# **Reading SFLV2's two explanations from the numbers** (no result is written into this notebook):
+# chance is 10 % on CIFAR-10; a setting's SFLV2 counts as "at chance" when its mean final accuracy
+# is below 12 %.
+
+# %%
+CHANCE = 12.0  # % final accuracy: below it a 10-class run counts as at chance
+
+
+def mean_final(d: str, part: str, fw: str) -> float:
+    sel = runs[(runs["dataset"] == d) & (runs["participation"] == part) & (runs["framework"] == fw)] \
+        if len(runs) else runs
+    return float(sel["final"].mean()) if len(sel) else float("nan")
+
+
+for d in [d for d in S["datasets"] if availability[d] is None]:
+    lines = []
+    carry, reset = mean_final(d, "full", "SFLV2"), mean_final(d, "full", "SFLV2 (reset)")
+    iid2, iid1 = mean_final(d, "iid", "SFLV2"), mean_final(d, "iid", "SFLV1")
+    if carry == carry and reset == reset:
+        lines.append(f"Dirichlet 0.1: SFLV2 (carry) {carry:.1f} %, SFLV2 (reset) {reset:.1f} % — "
+                     + ("resetting the server momentum per client lifts SFLV2 off chance: the carry is a cause"
+                        if carry < CHANCE <= reset else
+                        "both at chance: the carried momentum is not what holds SFLV2 there"
+                        if max(carry, reset) < CHANCE else "neither at chance"))
+    if iid2 == iid2:
+        lines.append(f"IID: SFLV2 {iid2:.1f} %" + (f", SFLV1 {iid1:.1f} %" if iid1 == iid1 else "") + " — "
+                     + ("SFLV2 learns when every client holds every class, so under Dirichlet 0.1 the last "
+                        "clients' one or two classes are what its server part is left with"
+                        if iid2 >= CHANCE and carry == carry and carry < CHANCE
+                        else "SFLV2 at chance even on IID data" if iid2 < CHANCE else "SFLV2 learns on IID data"))
+    print(f"{d}:\n  " + "\n  ".join(lines or ["(SFLV2 rows not run)"]))
 # %% [markdown]
 # ## Paper vs measured
 #
@@ -208,20 +270,19 @@ def scale_note(d: str, part: str) -> str:
     return smofi_scale_note(profile, LABEL, S, d, part)
 
 
-out = []
+out, NOT_RUN = [], []  # NOT_RUN: the paper's rows not run here, with the reason (the reports index lists them)
 for d in S["datasets"]:
     if availability[d] is not None:
         for fw in S["frameworks"]:
             p_rounds, p_note = PAPER_ROUNDS.get(d, {}).get(fw, (np.nan, ""))
-            out.append({"table": "frameworks", "setting": f"{d}, {fw}", "metric": "top-1 accuracy (%)",
-                        "paper": PAPER.get(d, {}).get(fw, np.nan), "measured": availability[d],
-                        "note": "dataset not on this machine: not run"})
-            out.append({"table": "frameworks", "setting": f"{d}, {fw}", "metric": "rounds to SFLV1's target",
-                        "paper": p_rounds, "measured": availability[d],
-                        "note": p_note + "dataset not on this machine: not run"})
+            NOT_RUN.append({"table": "frameworks", "setting": f"{d}, {fw}, top-1 accuracy (%)",
+                            "paper": PAPER.get(d, {}).get(fw, np.nan),
+                            "reason": f"dataset not on this machine ({availability[d]})"})
+            NOT_RUN.append({"table": "frameworks", "setting": f"{d}, {fw}, rounds to SFLV1's target", "paper": p_rounds,
+                            "reason": p_note + f"dataset not on this machine ({availability[d]})"})
         continue
     for part in S["participations"]:
-        for fw in S["frameworks"]:
+        for fw in frameworks_of(part):
             sel = runs[(runs["dataset"] == d) & (runs["participation"] == part) & (runs["framework"] == fw)]
             setting = f"{d}, {part}, {fw}"
             p_rounds, p_note = PAPER_ROUNDS.get(d, {}).get(fw, (np.nan, ""))
@@ -230,28 +291,36 @@ for d in S["datasets"]:
                         "paper": PAPER.get(d, {}).get(fw, np.nan), "measured": round(float(sel["final"].mean()), 2),
                         "note": f"sd over seeds {sel['final'].std(ddof=1):.2f}; best-of-rounds {sel['best'].mean():.2f}; "
                                 f"AUC {sel['auc'].mean():.2f}; " + scale_note(d, part)})
-            if "SFLV1" in S["frameworks"]:
-                reached = sel["rounds_to_target"].dropna()
+            if "SFLV1" in frameworks_of(part):
                 R = S["rounds"] or PARTICIPATION[part]["rounds"][d]
+                rt = censored_rounds(sel["rounds_to_target"], R)  # an unreached seed counts as > R rounds
                 out.append({"table": "frameworks", "setting": setting, "metric": "rounds to SFLV1's final accuracy",
-                            "paper": p_rounds,
-                            "measured": round(float(reached.mean()), 2) if len(reached) else f"not reached in {R} rounds",
-                            "note": p_note + f"target = SFLV1's final on the same seed (paper: SFLV1's best); per seed "
+                            "paper": p_rounds, "measured": rt["label"],
+                            "note": p_note + f"target = SFLV1's final on the same seed (paper: SFLV1's best); mean over "
+                                    f"all seeds, an unreached one at {R + 1} ('≥': a lower bound); per seed "
                                     f"{sel['rounds_to_target'].tolist()} (NaN = not reached in {R} rounds); reached by "
-                                    f"{len(reached)}/{len(sel)} seeds; lock-steps to it "
+                                    f"{rt['reached']}/{rt['n']} seeds; lock-steps to it "
                                     f"{sel['lock-steps_to_target'].tolist()}; " + scale_note(d, part)})
             out.append({"table": "frameworks", "setting": setting, "metric": "lock-steps per round",
                         "paper": np.nan, "measured": round(float(sel["lock-steps_per_round"].mean()), 1),
                         "note": "SFLV1/SMoFi: longest client per round; SFLV2: sum over clients (sequential server)"})
         for _, r in diffs[(diffs["dataset"] == d) & (diffs["participation"] == part)].iterrows():
-            fw = r["comparison"].split(" − ")[0]
-            pg = PAPER.get(d, {}).get(fw, np.nan) - PAPER.get(d, {}).get("SFLV1", np.nan)
+            fw, base = r["comparison"].split(" − ")
+            pg = PAPER.get(d, {}).get(fw, np.nan) - PAPER.get(d, {}).get(base, np.nan)
             out.append({"table": "frameworks", "setting": f"{d}, {part}, {r['comparison']}",
                         "metric": f"paired gain in {r['metric']} (points)",
                         "paper": round(pg, 2) if pg == pg and r["metric"] == "final" else np.nan,
                         "measured": round(r["mean"], 2),
                         "note": f"95% interval [{r['lo']:.2f}, {r['hi']:.2f}] over {r['n']} seeds, per seed "
-                                f"{r['per seed']}; {r['verdict']}; " + scale_note(d, part)})
+                                f"{r['per seed']}; {r['verdict']}; {r['claim']}; " + scale_note(d, part)})
 df = comparison(out, profile)
 save_comparison(df, "frameworks", profile, "smofi")
+not_run = not_run_table(NOT_RUN, profile)
+save_not_run(not_run, "frameworks", profile, "smofi")
 df
+
+# %% [markdown]
+# The paper's rows this notebook did not run at this profile, and why (`frameworks.not_run.csv`).
+
+# %%
+not_run
