@@ -35,7 +35,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fedlib.experiments.config import RunConfig  # noqa: E402
-from fedlib.experiments.registry import get_algorithm  # noqa: E402
+from fedlib.experiments.runner import build_trainer  # noqa: E402
 from fedlib.train.evaluate import eval_batch_size, evaluate, prepare_batches  # noqa: E402
 from fedlib.train.loop import fast_memory_format, to_format  # noqa: E402
 
@@ -118,7 +118,7 @@ def main(argv=None):
     torch.set_num_threads(args.threads)
     rows = []
     for task, (preset, over) in TASKS.items():
-        sim = get_algorithm("safl", "fedavg").trainer(RunConfig.from_preset(preset).with_overrides(SMALL + over))
+        sim = build_trainer(RunConfig.from_preset(preset).with_overrides(SMALL + over))
         ds, dev, state = sim.dataset, sim.device, sim.global_state
         test = torch.arange(ds.num_test) if sim.test_indices is None else sim.test_indices
         old_global = reference_global(sim.model, ds, test, dev)

@@ -35,13 +35,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fedlib.experiments.config import RunConfig  # noqa: E402
 from fedlib.experiments.metrics import convergence_accuracy  # noqa: E402
-from fedlib.experiments.registry import get_algorithm  # noqa: E402
+from fedlib.experiments.runner import build_trainer  # noqa: E402
 
 
 def bench(algorithm: str, rounds: int, overrides: list[str]) -> dict:
     cfg = RunConfig.from_preset(f"{algorithm}-adult-gender").with_overrides([f"rounds={rounds}", *overrides])
     t0, c0 = time.perf_counter(), time.process_time()
-    sim = get_algorithm("safl", algorithm).trainer(cfg)
+    sim = build_trainer(cfg)
     setup = time.perf_counter() - t0
     t1, c1 = time.perf_counter(), time.process_time()
     history = [sim.run_round() for _ in range(rounds)]

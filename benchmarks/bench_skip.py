@@ -50,7 +50,7 @@ def replay_counts(rounds: int, delays="official-100", n: int = 100, k: int = 10)
 
 def one(cfg, skip: bool) -> tuple[dict, list[dict], dict]:
     cls = {**BASELINES, **FEDQS}[cfg.algorithm]  # what the registry's factory builds, with the switch
-    sim: SAFLSimulator = build_simulator(cfg, cls(cfg.options_object()), skip_unread=skip)
+    sim: SAFLSimulator = build_simulator(cfg, cls(cfg.resolve(data_fingerprint=None).options), skip_unread=skip)
     t0, c0 = time.perf_counter(), time.process_time()
     rows = [sim.run_round() for _ in range(sim.total_rounds)]
     wall, cpu = time.perf_counter() - t0, time.process_time() - c0

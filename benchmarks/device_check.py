@@ -104,7 +104,7 @@ def resume(dev: torch.device) -> int:
          "profile=custom", f"device={dev.type}"])
 
     def crash_at(at):
-        def factory(c):
+        def factory(c, options):
             tr = build_trainer(c)
             orig = tr.run_round
 

@@ -46,7 +46,7 @@ def tiny_smofi_trainer():
             *options, "model.name=cnn", "model.cut=conv1", "split.clients=4", "split.per_round=2",
             "rounds=1", "device=cpu", "backend=loop", "checkpoint_every=0", "local.batch_size=8",
             "data.max_train=null", "data.max_test=null"])
-        return build_trainer(cfg, dataset=ds, parts=parts)
+        return build_trainer(cfg, cfg.resolve(data_fingerprint=None).options, dataset=ds, parts=parts)
 
     make.parts = parts
     return make

@@ -332,7 +332,7 @@ def test_no_resume_keeps_the_old_result_until_the_new_one_replaces_it(tmp_path):
     res = run(_toy(), store=store, progress=False)
 
     class Boom:
-        def __init__(self, cfg):
+        def __init__(self, cfg, options):
             raise RuntimeError("trainer failed")
 
     with pytest.raises(RuntimeError):

@@ -56,10 +56,10 @@ def test_flower_strategy_samples_k_of_n(bench):
 @pytest.mark.parametrize("name", ["adult", "cifar10"])
 def test_same_partition_and_data(bench, name):
     """Flower client i trains on exactly the samples fedlib's simulator gives client i."""
-    from fedlib.experiments.registry import get_algorithm
+    from fedlib.experiments.runner import build_trainer
 
     cfg = bench.fedlib_config(name, rounds=1)
-    sim = get_algorithm(cfg.paradigm, cfg.algorithm).trainer(cfg)
+    sim = build_trainer(cfg)
     assert sim.mode == "sync" and sim.k == 10 and sim.n == 100 and sim.test_indices is None
     for cid in range(sim.n):
         assert torch.equal(bench.client_indices(name, cid), sim.train_parts[cid])

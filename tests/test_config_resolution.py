@@ -51,7 +51,38 @@ def test_resolve_is_immutable_and_carries_the_instance():
         r.hash = "x"
 
 
-def test_options_object_follows_a_changed_options_dict():
-    cfg = RunConfig.from_preset("toy-smoke")
-    cfg.options["noise"] = 0.7  # changed after validation: the instance is rebuilt, not stale
-    assert cfg.options_object().noise == 0.7
+def test_every_paradigm_builds_its_options_once_and_hands_that_instance_to_the_trainer(monkeypatch, tmp_path, data_root):
+    """SAFL baseline, FedQS and split: one construction per run(), and the trainer holds that object."""
+    from fedlib.experiments.registry import get_algorithm
+
+    for preset, over in (("fedbuff-adult-gender-smoke", []), ("fedqs-sgd-adult-gender-smoke", []),
+                         ("smofi-cifar10-smoke", ["options.stale=drop"])):
+        cfg = RunConfig.from_preset(preset, ["rounds=1", "checkpoint_every=0", *over])
+        entry = get_algorithm(cfg.paradigm, cfg.algorithm)
+        calls, seen = count_constructions(monkeypatch, entry.options), []
+
+        def factory(c, options, entry=entry):
+            seen.append(options)
+            return entry.trainer(c, options)
+
+        run(cfg, store=tmp_path / preset, progress=False, trainer=factory)
+        assert len(calls) == 1, preset
+        assert isinstance(seen[0], entry.options) and seen[0] == entry.build_options(cfg.options), preset
+
+
+def test_fedqs_takes_the_built_options_and_derives_its_rules_once(monkeypatch):
+    from fedlib.safl.fedqs import FedQS, FedQSOptions, OFFICIAL_RULES
+
+    opts = FedQSOptions(fidelity="official")
+    calls = count_constructions(monkeypatch, FedQSOptions)
+    st = FedQS(opts)
+    assert st.options is opts and calls == [] and st.rules == OFFICIAL_RULES
+
+
+def test_validated_leaves_the_config_untouched_and_there_is_no_options_cache():
+    cfg = RunConfig(paradigm="toy", algorithm="fedavg", options={"noise": 1})  # bare: not normalised
+    before = cfg.to_dict()
+    out = cfg.validated()
+    assert cfg.to_dict() == before and out is not cfg and out.options["noise"] == 1.0
+    assert len(out.options) > 1  # completed with the defaults on the copy only
+    assert not hasattr(cfg, "options_object") and not hasattr(out, "_options_object")

@@ -52,21 +52,21 @@ def test_toy_history_keeps_every_row_and_evaluates_at_the_cadence(tmp_path):
 
 
 def test_safl_simulator_evaluates_at_the_cadence(data_root, tmp_path_factory, monkeypatch):
-    from fedlib.experiments.registry import get_algorithm
+    from fedlib.experiments.runner import build_trainer
 
     monkeypatch.setenv("FEDLIB_DATA", str(data_root))
     monkeypatch.setenv("FEDLIB_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))
     tiny = ["safl.clients=8", "safl.delays=uniform", "safl.upload=snapshot", "safl.k=3", "safl.ratio=4",
             "rounds=12", "data.max_train=1200", "data.max_test=300", "local.epochs=1", "checkpoint_every=0"]
     cfg = RunConfig.from_preset("fedavg-adult-gender").with_overrides([*tiny, "eval_every=4", "eval_last=3"])
-    sim = get_algorithm("safl", "fedavg").trainer(cfg)
+    sim = build_trainer(cfg)
     assert (sim.eval_every, sim.eval_last) == (4, 3)
     rows = [sim.run_round() for _ in range(12)]
     assert [r["round"] for r in rows] == list(range(1, 13))
     assert _evaluated(rows) == [4, 8, 10, 11, 12]
     assert all(math.isnan(r["loss"]) for r in rows if r["round"] not in (4, 8, 10, 11, 12))
     # the cadence changes no training: the models of an every-round run are the same at its evaluated rounds
-    every = get_algorithm("safl", "fedavg").trainer(RunConfig.from_preset("fedavg-adult-gender").with_overrides(tiny))
+    every = build_trainer(RunConfig.from_preset("fedavg-adult-gender").with_overrides(tiny))
     full = [every.run_round() for _ in range(12)]
     assert [full[r - 1]["accuracy"] for r in (4, 8, 10, 11, 12)] == [rows[r - 1]["accuracy"] for r in (4, 8, 10, 11, 12)]
 
@@ -86,7 +86,7 @@ def test_split_trainer_evaluates_at_the_cadence(data_root):
                                "model": {"name": "cnn", "cut": "conv1"},
                                "local": {"lr": 0.05, "batch_size": 16, "epochs": 1},
                                "split": {"clients": 4, "per_round": 2}})
-    t = build_trainer(cfg, dataset=ds, parts=parts)
+    t = build_trainer(cfg, cfg.resolve(data_fingerprint=None).options, dataset=ds, parts=parts)
     rows = [t.run_round() for _ in range(7)]
     assert _evaluated(rows) == [3, 6, 7]
 

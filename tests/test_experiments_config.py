@@ -11,7 +11,7 @@ import textwrap
 import pytest
 
 from fedlib.core.errors import FedlibError
-from fedlib.experiments import config as config_mod
+from fedlib.experiments import presets as presets_mod
 from fedlib.experiments.config import RunConfig, list_presets, load_preset_dict
 from fedlib.experiments.registry import algorithms, get_algorithm, paradigms, register_algorithm
 
@@ -55,7 +55,7 @@ def test_options_defaults_do_not_change_the_hash():
 
 
 def test_switching_algorithm_drops_the_old_defaults_only():
-    register_algorithm("toy", "_other", lambda cfg: None)  # takes no options
+    register_algorithm("toy", "_other", lambda cfg, options: None)  # takes no options
     try:
         other = toy().with_overrides(["algorithm=_other"])
         assert other.options == {}
@@ -104,7 +104,7 @@ def test_every_shipped_preset_validates():
 def test_extends_cycle_and_unknown_preset(tmp_path, monkeypatch):
     (tmp_path / "a.yaml").write_text("extends: b\n")
     (tmp_path / "b.yaml").write_text("extends: a\n")
-    monkeypatch.setattr(config_mod, "PRESET_DIR", tmp_path)
+    monkeypatch.setattr(presets_mod, "PRESET_DIR", tmp_path)
     with pytest.raises(FedlibError, match="cycle"):
         RunConfig.from_preset("a")
     with pytest.raises(FedlibError, match=r"(?s)unknown preset 'aa'.*did you mean a\?"):
@@ -161,7 +161,7 @@ def test_each_validation_error(override, message):
 
 def test_inconsistent_combinations():
     safl = RunConfig(paradigm="safl")
-    register_algorithm("safl", "_test-algo", lambda cfg: None, description="test only")
+    register_algorithm("safl", "_test-algo", lambda cfg, options: None, description="test only")
     try:
         base = dataclasses.replace(safl, algorithm="_test-algo")
         base.validate()
@@ -174,7 +174,7 @@ def test_inconsistent_combinations():
         with pytest.raises(FedlibError, match=r"(?s)partition 'sex' only exists for dataset 'adult'"):
             base.with_overrides(["data.dataset=cifar10", "data.partition=sex"])
         # paradigm/algorithm mismatch names the right paradigm
-        register_algorithm("split", "_only-split", lambda cfg: None)
+        register_algorithm("split", "_only-split", lambda cfg, options: None)
         with pytest.raises(FedlibError, match=r"(?s)'_only-split' belongs to paradigm 'split', "
                                               r"not 'safl'.*paradigm=split"):
             base.with_overrides(["algorithm=_only-split"])
@@ -189,7 +189,7 @@ def test_inconsistent_combinations():
 
 
 def test_split_combinations():
-    register_algorithm("split", "_test-split", lambda cfg: None)
+    register_algorithm("split", "_test-split", lambda cfg, options: None)
     try:
         base = RunConfig(paradigm="split", algorithm="_test-split", model={"name": "cnn"},
                          data={"dataset": "cifar10", "partition": "dirichlet"})

@@ -72,8 +72,8 @@ class CrashOnce:
     def __init__(self, at):
         self.at = at
 
-    def __call__(self, cfg):
-        trainer = ToyTrainer(cfg)
+    def __call__(self, cfg, options):
+        trainer = ToyTrainer(cfg, options)
         orig, at = trainer.run_round, self.at
 
         def run_round():
@@ -289,4 +289,4 @@ def test_a_factory_returning_no_trainer_is_named(tmp_path):
             return {"round": 1}
 
     with pytest.raises(TypeError, match=r"lacks the Trainer method\(s\) state_dict, load_state_dict, summary"):
-        run(cfg_("rounds=1"), store=tmp_path, progress=False, trainer=lambda cfg: Half())
+        run(cfg_("rounds=1"), store=tmp_path, progress=False, trainer=lambda cfg, options: Half())

@@ -18,6 +18,7 @@ from fedlib.safl.fedqs import (
     FedQSOptions,
     FedQSSGD,
     FedQSSGDOptions,
+    FedQSState,
     Mod2Params,
     SIMILARITY_REGISTRY,
     bias_ratio,
@@ -230,9 +231,9 @@ def _ctx(n=4, k=2, sizes=None, history=None, counts=None, val=True, per_class=No
         val_parts=[torch.arange(3) for _ in range(n)] if val else None,
         agg_counts=torch.as_tensor(counts or [0] * n),
         per_class_fn=per_class,
+        versions=list(history or [_state(0.0)]),
         **extra,
     )
-    ctx._history = list(history or [_state(0.0)])
     return ctx
 
 
@@ -266,7 +267,7 @@ def _four_type_run(strategy_cls=FedQS, ctx_extra=None, per_class=None, **opts):
         u.delta = _direction_delta(x, y)
         st.on_upload(u, ctx)
     first = [st.start(c, ctx) for c in range(4)]  # agg_counts all 0 -> warm-up, s table filled
-    ctx.agg_counts = torch.as_tensor([4, 1, 4, 1])
+    ctx = dataclasses.replace(ctx, agg_counts=torch.as_tensor([4, 1, 4, 1]))  # a later tick's context
     return st, ctx, first, calls
 
 
@@ -358,7 +359,7 @@ def test_feedback_reset_semantics():
     ctx = _ctx(n=10, k=2)
     st = FedQS(FedQSOptions(feedback_reset="update"))
     st.setup(ctx)
-    st._flags[:] = True  # a later start's flags must not matter
+    st.state.flags[:] = True  # a later start's flags must not matter
     ups = [_upd(0, 0, 0, info={"feedback": True, "G": 1.5}), _upd(1, 0, 0, info={"feedback": False, "G": 3.0})]
     st.aggregate(_state(0.0), ups, ctx)
     F = 1 / 2  # each client's share of the 2 aggregated updates (this round included)
@@ -368,13 +369,13 @@ def test_feedback_reset_semantics():
     # 'global': the code's per-client table, read at aggregation and cleared afterwards
     st = FedQS(FedQSOptions(feedback_reset="global"))
     st.setup(ctx)
-    st._sim[:2] = T([0.1, 0.3], dtype=torch.float64)  # s̄ = 0.2 -> G_0 = 2
-    st._flags[0] = True
+    st.state.sim[:2] = T([0.1, 0.3], dtype=torch.float64)  # s̄ = 0.2 -> G_0 = 2
+    st.state.flags[0] = True
     ups = [_upd(0, 0, 0, info={"feedback": False}), _upd(1, 0, 0, info={"feedback": True})]
     st.aggregate(_state(0.0), ups, ctx)
     w = math.exp(0.2 - F) / 2 ** (0.2 - F) * (1 + 2.0**2)
     assert torch.allclose(st.last_weights, T([w, 1.0], dtype=torch.float64) / (w + 1))
-    assert not st._flags.any()
+    assert not st.state.flags.any()
     st.aggregate(_state(0.0), ups, ctx)  # flags cleared: the info flag is ignored
     assert torch.allclose(st.last_weights, T([0.5, 0.5], dtype=torch.float64))
 
@@ -388,7 +389,7 @@ def test_feedback_reset_semantics():
 def test_start_flag_feeds_global_table_and_share_counts_history():
     st, ctx, _, _ = _four_type_run(feedback_reset="global")
     starts = [st.start(c, ctx) for c in range(4)]
-    assert st._flags.tolist() == [False, False, True, True]  # FSBC, SSBC-2
+    assert st.state.flags.tolist() == [False, False, True, True]  # FSBC, SSBC-2
     ups = [_upd(2, 0, 0, n=10, info=starts[2][1]), _upd(0, 0, 0, n=10, info=starts[0][1])]
     st.aggregate(_state(0.0), ups, ctx)
     F2 = (4 + 1) / (10 + 2)  # agg_counts [4,1,4,1] plus this round
@@ -441,7 +442,9 @@ def test_state_dict_roundtrip(tmp_path):
     st.on_upload(u, ctx)  # a pending local update must survive the checkpoint
     atomic_torch_save(st.state_dict(), tmp_path / "s.pt")
     other = FedQS()
+    other.setup(ctx)  # the simulator's order: set up for the run, then restore the checkpoint
     other.load_state_dict(safe_torch_load(tmp_path / "s.pt"))
+    assert set(st.state_dict()) == {f.name for f in dataclasses.fields(FedQSState)}  # the checkpoint is the state
     for c in [1, 0, 3, 2]:
         a, b = st.start(c, ctx), other.start(c, ctx)
         assert a[1] == b[1] and (a[0].lr, a[0].momentum) == (b[0].lr, b[0].momentum)
@@ -462,14 +465,15 @@ def adult_setup(data_root, tmp_path_factory):
 def _adult_sim(adult_setup, strategy, rounds=5):
     from fedlib.models import build_model
     from fedlib.safl.delays import make_delays
-    from fedlib.safl.simulator import SAFLSimulator
+    from fedlib.safl.simulator import SAFLSimulator, SimSettings
     from fedlib.train import LocalConfig
 
     ds, train, val = adult_setup
     model = build_model("fcn", ds.num_classes, seed=0, in_features=ds.input_shape[0])
     local = LocalConfig(lr=0.1, epochs=2, batch_size=50, clip_norm=20.0)
-    return SAFLSimulator(model, ds, train, strategy, k=3, delays=make_delays("uniform", 10, 5, 0), local=local,
-                         rounds=rounds, seed=0, val_parts=val, test_indices=torch.arange(500))
+    return SAFLSimulator(model, ds, train, strategy, SimSettings(k=3, rounds=rounds, seed=0),
+                         delays=make_delays("uniform", 10, 5, 0), local=local, val_parts=val,
+                         test_indices=torch.arange(500))
 
 
 @pytest.mark.parametrize("cls", [FedQSAvg, FedQSSGD])

@@ -53,9 +53,9 @@ def _ctx(n, counts=None, history=None, rnd=0, per_class=None, **extra):
     ctx = SimContext(
         n_clients=n, k=2, sizes=torch.full((n,), 10), base_local=LocalConfig(lr=0.1, momentum=0.0),
         val_parts=[torch.arange(3) for _ in range(n)], agg_counts=torch.as_tensor(counts or [0] * n),
-        per_class_fn=per_class or (lambda state, idx: T([0.5, 0.5])), round=rnd, **extra,
+        per_class_fn=per_class or (lambda state, idx: T([0.5, 0.5])), round=rnd,
+        versions=list(history or [{"w": T([1.0, 1.0])}]), **extra,
     )
-    ctx._history = list(history or [{"w": T([1.0, 1.0])}])
     return ctx
 
 
@@ -64,7 +64,7 @@ def _strategy(n, thetas, counts=None, **opts):
     st = FedQS(FedQSOptions(**opts))
     ctx = _ctx(n, counts=counts)
     st.setup(ctx)
-    st._sim = torch.tensor([s_of(t) for t in thetas], dtype=torch.float64)
+    st.state.sim = torch.tensor([s_of(t) for t in thetas], dtype=torch.float64)
     return st, ctx
 
 
@@ -101,7 +101,7 @@ def test_b_mod3_bias_ratio(rule):
     thetas = [40.0, 20.0, nan, 0.0]  # θ̄ over θ > 0 = 30
     st, ctx = _strategy(4, thetas, similarity="angle", feedback_reset="global", bias_ratio=rule, momentum=False,
                         phi="k/n")
-    st._flags[0] = True
+    st.state.flags[0] = True
     st.aggregate({"w": T([1.0, 1.0])}, [_upd(0, n=10), _upd(1, n=30)], ctx)
     # F_0 = F_1 = 1/2 (this round's updates counted), φ = K/N = 2/4 → (e/2)^0 = 1
     if rule == "distance":
@@ -163,13 +163,13 @@ def test_d_code_momentum_rule():
 def test_e_thresholds_frozen_between_aggregations(refresh):
     kw = dict(similarity="angle", threshold_on="distance", momentum=False, feedback=False)
     st, ctx = _strategy(2, [10.0, 30.0], threshold_refresh=refresh, **kw)
-    ctx.agg_counts = torch.tensor([1, 1])
+    ctx = dataclasses.replace(ctx, agg_counts=torch.tensor([1, 1]))
     first = st.start(0, ctx)[1]
     if refresh == "aggregation":
         assert first["type"] == "warmup"  # no threshold before the first aggregation (the code's 0)
     st.aggregate({"w": T([1.0, 1.0])}, [_upd(0), _upd(1)], ctx)  # freezes θ̄ = (10 + 30)/2 = 20
-    ctx.agg_counts = torch.tensor([2, 2])
-    st._sim[0] = s_of(25.0)  # client 0's new angle, after the aggregation
+    ctx = dataclasses.replace(ctx, agg_counts=torch.tensor([2, 2]))
+    st.state.sim[0] = s_of(25.0)  # client 0's new angle, after the aggregation
     _, info = st.start(0, ctx)
     if refresh == "aggregation":  # θ̄ = 20 (frozen): 25 > 20 → strongly biased
         assert info["d_bar"] == pytest.approx(20.0) and info["type"] == "SSBC"
@@ -178,7 +178,7 @@ def test_e_thresholds_frozen_between_aggregations(refresh):
     # the frozen dividers survive a checkpoint
     st2 = FedQS(FedQSOptions(threshold_refresh=refresh, **kw))
     st2.load_state_dict(st.state_dict())
-    assert st2._frozen == pytest.approx(st._frozen, nan_ok=True)
+    assert st2.state.frozen == pytest.approx(st.state.frozen, nan_ok=True)
 
 
 # ================================================================ (f) first Mod① comparison one round later
@@ -193,8 +193,8 @@ def test_f_first_comparison(first):
     if first == "initial":  # L_g = w^1 − w^0 = [1, 0] vs Δ = [1, 1]: cos = 1/√2
         assert s1 == pytest.approx(1 / math.sqrt(2))
         return
-    assert math.isnan(s1) and 0 in st._pending  # the initial model is never w^{t−1}: no comparison yet
-    ctx._history, ctx.round = [g1, g2], 2
+    assert math.isnan(s1) and 0 in st.state.pending  # the initial model is never w^{t−1}: no comparison yet
+    ctx = dataclasses.replace(ctx, versions=[g1, g2], round=2)
     # L_g = w^2 − w^1 = [0, 2] vs Δ = [1, 1]: cos = 1/√2 — the first comparison, at version 2
     assert st.start(0, ctx)[1]["s"] == pytest.approx(1 / math.sqrt(2))
 
@@ -261,31 +261,33 @@ def test_rules_object_official_with_one_override_differs_in_that_field_only():
     rules = FedQSOptions(fidelity="official", threshold_refresh="start").fidelity_rules()
     assert isinstance(rules, FedQSRules)
     differ = [f.name for f in dataclasses.fields(FedQSRules) if getattr(rules, f.name) != getattr(OFFICIAL_RULES, f.name)]
-    assert differ == ["threshold_refresh"] and rules.threshold_refresh == "start"
-    assert rules.dividers_at_start and not OFFICIAL_RULES.dividers_at_start
+    assert differ == ["threshold_refresh"] and rules.threshold_refresh.name == "start"
+    assert rules.threshold_refresh.value and not OFFICIAL_RULES.threshold_refresh.value  # dividers at each start
     # no override: the fidelity's own object (equal); the strategy keeps the resolved object
     assert FedQSOptions(fidelity="official").fidelity_rules() == OFFICIAL_RULES
     assert FedQSOptions().fidelity_rules() == PAPER_RULES
-    assert FedQS(FedQSOptions(fidelity="official", phi="k/n")).rules == dataclasses.replace(OFFICIAL_RULES, phi="k/n")
-    # the behaviour each name selects, looked up once from the rule tables
-    assert OFFICIAL_RULES.measure.name == "angle" and OFFICIAL_RULES.measure.distance
-    assert PAPER_RULES.phi_value is None and OFFICIAL_RULES.phi_value == 0.1
-    assert (PAPER_RULES.first_comparison_round, OFFICIAL_RULES.first_comparison_round) == (0, 2)
+    assert FedQS(FedQSOptions(fidelity="official", phi="k/n")).rules == OFFICIAL_RULES.replaced(phi="k/n")
+    # each field holds the behaviour its name selects, looked up once from the rule tables
+    assert OFFICIAL_RULES.similarity.name == "angle" and OFFICIAL_RULES.similarity.distance
+    assert PAPER_RULES.phi.value is None and OFFICIAL_RULES.phi.value == 0.1
+    assert (PAPER_RULES.first_comparison.value, OFFICIAL_RULES.first_comparison.value) == (0, 2)
+    assert OFFICIAL_RULES.momentum_rule.value.k == 2.0 and PAPER_RULES.momentum_rule.value.k is None
 
 
 def test_official_end_to_end_adult(data_root, tmp_path):
     from fedlib.data import load_dataset, make_partition
     from fedlib.models import build_model
     from fedlib.safl.delays import make_delays
-    from fedlib.safl.simulator import SAFLSimulator
+    from fedlib.safl.simulator import SAFLSimulator, SimSettings
     from fedlib.train import LocalConfig
 
     ds = load_dataset("adult", root=data_root, cache_dir=tmp_path)
     parts = [p[:200] for p in make_partition("sex", ds, n_clients=10, seed=0)]
     model = build_model("fcn", ds.num_classes, seed=0, in_features=ds.input_shape[0])
     st = FedQSSGD({"fidelity": "official"})
-    sim = SAFLSimulator(model, ds, parts, st, k=3, delays=make_delays("uniform", 10, 5, 0),
-                        local=LocalConfig(lr=0.1, epochs=2, batch_size=50, clip_norm=20.0), rounds=6, seed=0,
+    sim = SAFLSimulator(model, ds, parts, st, SimSettings(k=3, rounds=6, seed=0),
+                        delays=make_delays("uniform", 10, 5, 0),
+                        local=LocalConfig(lr=0.1, epochs=2, batch_size=50, clip_norm=20.0),
                         test_indices=torch.arange(500))
     rows = []
     for _ in range(6):

@@ -56,22 +56,22 @@ def safl_run(name: str, precision: str | None = None, rounds: int = 3) -> dict:
     """A short SAFL run: ``fedavg`` (cnn3, loop backend) or ``fedqs`` (FedQS-Avg, FCN, stacked)."""
     from fedlib.safl.baselines import FedAvg
     from fedlib.safl.fedqs import FedQSAvg
-    from fedlib.safl.simulator import SAFLSimulator
+    from fedlib.safl.simulator import SAFLSimulator, SimSettings
 
     extra = {} if precision is None else {"precision": precision}
     if name == "fedavg":
         ds, model = _dataset("image", 160), build_model("cnn3", 10, seed=1)
         local = LocalConfig(lr=0.05, batch_size=10, epochs=1, **extra)
-        sim = SAFLSimulator(model, ds, _parts(ds.num_train, 4), FedAvg(FedAvg.Options()), k=2,
-                            delays=[1, 2, 3, 1], local=local, rounds=rounds, seed=3, backend="loop")
+        sim = SAFLSimulator(model, ds, _parts(ds.num_train, 4), FedAvg(FedAvg.Options()),
+                            SimSettings(k=2, rounds=rounds, seed=3, backend="loop"), delays=[1, 2, 3, 1], local=local)
     else:
         ds, model = _dataset("tabular", 1600), build_model("fcn", 2, seed=1, in_features=11)
         parts = _parts(ds.num_train, 6)
         val = [p[: len(p) // 5] for p in parts]
         train = [p[len(p) // 5:] for p in parts]
         local = LocalConfig(lr=0.1, batch_size=20, epochs=2, clip_norm=20.0, **extra)
-        sim = SAFLSimulator(model, ds, train, FedQSAvg(), k=3, delays=[1, 2, 3, 1, 2, 5], local=local,
-                            rounds=rounds, seed=4, val_parts=val, backend="stacked")
+        sim = SAFLSimulator(model, ds, train, FedQSAvg(), SimSettings(k=3, rounds=rounds, seed=4, backend="stacked"),
+                            delays=[1, 2, 3, 1, 2, 5], local=local, val_parts=val)
     rows = [sim.run_round() for _ in range(rounds)]
     return _rows(rows, sim.global_state)
 

@@ -3,6 +3,7 @@ strategy-contract helpers."""
 
 from __future__ import annotations
 
+import dataclasses
 import math
 
 import pytest
@@ -79,7 +80,7 @@ def test_safa_cache_lag_tolerance_and_bypass():
     assert s.cache["w"][0].tolist() == [4.0, 4.0]  # the bypassed update entered the cache afterwards
     # round 12: c1 arrives; c0's and c2's cached models were trained from version 0, 12 - 0 > 10:
     # deprecated -> refreshed with the current global model [1, 1]
-    c.round = 12
+    c = dataclasses.replace(c, round=12)
     new = s.aggregate({"w": T([1.0, 1.0])}, [up(1, [0, 0], [8, 8], version=11), up(1, [0, 0], [8, 8], version=11)], c)
     assert w(new) == [2.75, 2.75]  # (1*[1,1] + 1*[8,8] + 2*[1,1]) / 4
     assert s.cache_version.tolist() == [12, 11, 12]
@@ -99,7 +100,7 @@ def test_fedat_tiers_warmup_and_mirror_weights():
     assert s.ready([fast([0, 0]), slow([0, 0])], c)
     g = s.aggregate({"w": T([0.0, 0.0])}, [fast([2, 2]), slow([4, 4])], c)
     assert w(g) == [3.0, 3.0]
-    c.round = 1
+    c = dataclasses.replace(c, round=1)
     buffer = [fast([1, 1]), slow([9, 9]), fast([3, 3])]
     assert s.ready(buffer, c) and s.select(buffer, c) == [0, 2]  # tier 0 has K = 2
     assert not s.ready([fast([1, 1]), slow([9, 9])], c)  # no tier holds K updates
@@ -107,7 +108,7 @@ def test_fedat_tiers_warmup_and_mirror_weights():
     # weight 0 for tier 0, 1 for tier 1 (still the warm-up model [3,3])
     g = s.aggregate(g, [fast([1, 1]), fast([3, 3])], c)
     assert w(g) == [3.0, 3.0] and s.counts == [1, 0]
-    c.round = 2
+    c = dataclasses.replace(c, round=2)
     g = s.aggregate(g, [slow([5, 5]), slow([7, 7])], c)  # tier 1 -> [6,6]; T = [1, 1] -> halves
     assert w(g) == [4.0, 4.0]
     cfg, _ = FedAT().start(0, c)  # default: FedAT's proximal constraint, strength 0.1
@@ -196,7 +197,7 @@ def test_defedavg_random_selection_is_seeded():
     assert len(set(sel)) == 3 and sel == sorted(sel) and sel == s.select(buf, c)
     picks = set()
     for r in range(8):
-        c.round = r
+        c = dataclasses.replace(c, round=r)
         picks.add(tuple(s.select(buf, c)))
     assert len(picks) > 1  # a fresh draw each round, not the oldest K
     g = {"w": T([0.0, 0.0])}

@@ -20,7 +20,7 @@ import torch
 from fedlib.data.base import FedDataset
 from fedlib.models import build_model
 from fedlib.safl.baselines import FedAvg
-from fedlib.safl.simulator import SAFLSimulator
+from fedlib.safl.simulator import SAFLSimulator, SimSettings
 from fedlib.train import LocalConfig
 
 torch.set_num_threads(1)
@@ -68,8 +68,8 @@ def setup(name: str):
 
 def simulator(ds, model, test_indices=None) -> SAFLSimulator:
     parts = [torch.arange(0, ds.num_train // 2), torch.arange(ds.num_train // 2, ds.num_train)]
-    return SAFLSimulator(model, ds, parts, FedAvg(FedAvg.Options()), k=1, delays=[1, 2],
-                         local=LocalConfig(lr=0.1, batch_size=8, steps=1), rounds=1, test_indices=test_indices)
+    return SAFLSimulator(model, ds, parts, FedAvg(FedAvg.Options()), SimSettings(k=1, rounds=1), delays=[1, 2],
+                         local=LocalConfig(lr=0.1, batch_size=8, steps=1), test_indices=test_indices)
 
 
 def same(a, b) -> bool:

@@ -17,7 +17,7 @@ from fedlib.experiments.metrics import buffer_keeps_up, queue_regime, summarize
 from fedlib.safl.baselines import FedSGD
 from fedlib.safl.delays import make_delays
 from fedlib.safl.schedule import replay
-from fedlib.safl.simulator import BufferBacklogWarning, SAFLSimulator
+from fedlib.safl.simulator import BufferBacklogWarning, SAFLSimulator, SimSettings
 from fedlib.train import LocalConfig
 from fedlib.core.utils import atomic_torch_save, safe_torch_load
 
@@ -46,9 +46,9 @@ def simulator(delays=DELAYS, k=1, rounds=11, upload="snapshot", mode="semi-async
     ds = dataset()
     n = len(delays)
     parts = [torch.arange(i, ds.num_train, n) for i in range(n)]
-    return SAFLSimulator(nn.Linear(11, 2), ds, parts, FedSGD(), k=k, delays=delays,
-                         local=LocalConfig(lr=0.05, batch_size=10, epochs=1), rounds=rounds,
-                         seed=seed, upload=upload, mode=mode)
+    return SAFLSimulator(nn.Linear(11, 2), ds, parts, FedSGD(),
+                         SimSettings(k=k, rounds=rounds, seed=seed, upload=upload, mode=mode), delays=delays,
+                         local=LocalConfig(lr=0.05, batch_size=10, epochs=1))
 
 
 def run_all(sim):
@@ -170,7 +170,7 @@ def test_resume_keeps_the_columns_and_counters(tmp_path):
     del old["queue"]
     legacy = simulator(rounds=20)
     legacy.load_state_dict(old)
-    assert legacy.queue["uploads"] == part.queue["uploads"]
+    assert legacy.stats.queue["uploads"] == part.stats.queue["uploads"]
     rows, _ = run_all(legacy)
     assert rows == rest
 
@@ -228,8 +228,8 @@ def test_sync_round_cost_and_streams(monkeypatch):
     monkeypatch.setattr(simmod, "train_clients", spy)
     delays = [1, 2, 3, 4, 2]
     sim = SAFLSimulator(nn.Linear(11, 2), dataset(), [torch.arange(i, 180, 5 + i) for i in range(5)],
-                        FedSGD(), k=2, delays=delays, local=LocalConfig(lr=0.05, batch_size=10, epochs=1),
-                        rounds=4, mode="sync")
+                        FedSGD(), SimSettings(k=2, rounds=4, mode="sync"), delays=delays,
+                        local=LocalConfig(lr=0.05, batch_size=10, epochs=1))
     assert isinstance(sim.clock, SyncClock) and sim.mode == "sync"
     rows, _ = run_all(sim)
     draws = [SyncClock(delays, 2).draw(r) for r in range(4)]

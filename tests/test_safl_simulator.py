@@ -14,6 +14,7 @@ import fedlib.train
 from fedlib.core.errors import FedlibError
 from fedlib.experiments.config import RunConfig
 from fedlib.experiments.registry import get_algorithm
+from fedlib.experiments.runner import build_trainer
 from fedlib.safl.algorithms import build_simulator
 from fedlib.safl.baselines import FedSGD
 from fedlib.safl.delays import make_delays
@@ -36,7 +37,7 @@ def tiny(alg="fedavg", *extra):
 
 
 def make(alg="fedavg", *extra):
-    return get_algorithm("safl", alg).trainer(tiny(alg, *extra))
+    return build_trainer(tiny(alg, *extra))
 
 
 def rows(sim, n=None):
@@ -144,12 +145,13 @@ def test_clear_errors():
     with pytest.raises(FedlibError, match="unknown option"):
         tiny("fedbuff", "options.server_rl=2")
     sim = make()
-    from fedlib.safl.simulator import SAFLSimulator
+    from fedlib.safl.simulator import SAFLSimulator, SimSettings
 
     with pytest.raises(FedlibError, match="delays"):
-        SAFLSimulator(sim.model, sim.dataset, sim.train_parts, FedSGD(), k=3, delays=[1, 2], local=sim.local)
+        SAFLSimulator(sim.model, sim.dataset, sim.train_parts, FedSGD(), SimSettings(k=3), delays=[1, 2], local=sim.local)
     with pytest.raises(FedlibError, match=">= 1 tick"):
-        SAFLSimulator(sim.model, sim.dataset, sim.train_parts, FedSGD(), k=3, delays=[0] * 8, local=sim.local)
+        SAFLSimulator(sim.model, sim.dataset, sim.train_parts, FedSGD(), SimSettings(k=3), delays=[0] * 8,
+                      local=sim.local)
 
 
 def test_runner_end_to_end_with_checkpoints(tmp_path):

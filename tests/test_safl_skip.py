@@ -12,12 +12,12 @@ import fedlib.safl.simulator
 from fedlib.core.errors import FedlibError
 from fedlib.core.utils import atomic_torch_save, safe_torch_load
 from fedlib.experiments.config import RunConfig
-from fedlib.experiments.registry import get_algorithm
+from fedlib.experiments.runner import build_trainer
 from fedlib.safl.algorithms import build_simulator, prepare_task
 from fedlib.safl.baselines import BASELINES
 from fedlib.safl.delays import make_delays
 from fedlib.safl.schedule import Clock, Scenario, trainings_read
-from fedlib.safl.simulator import SAFLSimulator
+from fedlib.safl.simulator import SAFLSimulator, SimSettings
 
 TINY = ["safl.clients=8", "safl.delays=uniform", "safl.upload=overwrite", "safl.k=3", "safl.ratio=4", "rounds=8",
         "data.max_train=1200", "data.max_test=300", "local.epochs=1", "checkpoint_every=0", "backend=loop"]
@@ -152,9 +152,10 @@ def test_dropout_scenario_skips_exactly():
     ds, parts, _, test, model = prepare_task(cfg)
 
     def sim(skip):
-        return SAFLSimulator(model, ds, parts, BASELINES["fedavg"](), k=3, delays=make_delays("uniform", 8, 4, 0),
-                             local=cfg.local, rounds=10, upload="overwrite", backend="loop", test_indices=test,
-                             scenario=Scenario("dropout", at_round=4, fraction=0.5), skip_unread=skip)
+        settings = SimSettings(k=3, rounds=10, upload="overwrite", backend="loop", skip_unread=skip,
+                               scenario=Scenario("dropout", at_round=4, fraction=0.5))
+        return SAFLSimulator(model, ds, parts, BASELINES["fedavg"](), settings, delays=make_delays("uniform", 8, 4, 0),
+                             local=cfg.local, test_indices=test)
 
     a, b = sim(True), sim(False)
     assert rows(a) == rows(b) and same_state(a.global_state, b.global_state) and a.trainings_skipped > 0
@@ -164,5 +165,5 @@ def test_dropout_scenario_skips_exactly():
                                         ("fedavg", ["backend=stacked"]), ("fedavg", ["backend=auto"]),
                                         ("fedavg", ["safl.mode=sync"])])
 def test_no_skipping_where_it_is_not_exact(alg, extra):
-    sim = get_algorithm("safl", alg).trainer(tiny(alg, *extra))
+    sim = build_trainer(tiny(alg, *extra))
     assert sim._read is None  # fedqs/fedat/m-step: strategy; defedavg: select; stacked (auto on the FCN); sync

@@ -53,7 +53,7 @@ def cfg(algorithm="sflv1", **over):
 
 def trainer(small, c, **kw):
     ds, parts = small
-    return build_trainer(c, dataset=ds, parts=parts, **kw)
+    return build_trainer(c, c.resolve(data_fingerprint=None).options, dataset=ds, parts=parts, **kw)
 
 
 def run(t, rounds):

@@ -140,8 +140,8 @@ def _interrupted(store, cfg, at):
     from fedlib.experiments.registry import get_algorithm
 
     class Crash:
-        def __init__(self, c):
-            self.inner = get_algorithm(c.paradigm, c.algorithm).trainer(c)
+        def __init__(self, c, options):
+            self.inner = get_algorithm(c.paradigm, c.algorithm).trainer(c, options)
             self.n = 0
 
         def __getattr__(self, name):
@@ -154,7 +154,7 @@ def _interrupted(store, cfg, at):
             return self.inner.run_round()
 
     with pytest.raises(RuntimeError):
-        run(cfg, store=store, progress=False, trainer=lambda c: Crash(c))
+        run(cfg, store=store, progress=False, trainer=lambda c, options: Crash(c, options))
     assert store.checkpoint_path(cfg).exists()
 
 

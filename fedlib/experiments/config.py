@@ -26,11 +26,9 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import difflib
 import hashlib
 import json
 import math
-import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -41,6 +39,9 @@ from fedlib.data import DATASETS, PARTITIONS
 from fedlib.data.base import NORMALIZE
 from fedlib.data.partition import VALIDATION_MODES
 from fedlib.models import MODELS, cut_points
+# the preset names and YAML loading live in fedlib.experiments.presets; re-exported for their users
+from fedlib.experiments.presets import (PRESET_DIR, TASKS, list_presets, load_preset_dict,  # noqa: F401
+                                       load_yaml_file, overlay_overrides, preset_description, profile_overlay)
 from fedlib.safl.delays import PROFILES as DELAYS
 from fedlib.safl.schedule import MODES as SAFL_MODES
 from fedlib.safl.schedule import SCENARIOS, UPLOADS
@@ -62,8 +63,6 @@ __all__ = [
     "overlay_overrides",
     "load_preset_dict",
 ]
-
-PRESET_DIR = Path(__file__).resolve().parent.parent / "presets"
 
 # The choices of each field are defined once, by the module whose behaviour they select (issue 21):
 # partitions, validation modes and normalisations by fedlib.data, SAFL modes, delay profiles, upload
@@ -98,8 +97,6 @@ MODEL_INPUTS = {"resnet18": "image", "vgg16": "image", "mobilenetv2": "image",
 # partitions that only make sense for one dataset
 _PARTITION_DATASETS = {"sex": ("adult", "adult_onehot"), "race": ("adult", "adult_onehot"),
                        "role": ("shakespeare",)}
-# keys a YAML file / preset may carry besides the config itself
-_META_KEYS = ("extends", "description")
 
 
 @dataclass
@@ -193,7 +190,7 @@ class RunConfig:
     @classmethod
     def from_yaml(cls, path: str | Path, overrides=None) -> "RunConfig":
         """Load a YAML file (may ``extends: <preset>``), then apply ``overrides``."""
-        d = _load_yaml_file(Path(path), chain=())
+        d = load_yaml_file(Path(path))
         return cls.from_dict(d).with_overrides(overrides) if overrides else cls.from_dict(d)
 
     @classmethod
@@ -285,24 +282,13 @@ class RunConfig:
             d.pop(label)
         return omit_hash_defaults(d)
 
-    def options_object(self):
-        """The algorithm's options as its dataclass instance (None for an algorithm without
-        options): the one built when this config was validated, or built now if ``options`` was
-        changed since (trainer factories read this instead of rebuilding it from the dict)."""
-        inst = getattr(self, "_options_object", _UNBUILT)
-        if inst is _UNBUILT or plain(inst if inst is not None else {}) != self.options:
-            from fedlib.experiments.registry import get_algorithm
-
-            inst = get_algorithm(self.paradigm, self.algorithm).build_options(self.options)
-            self._options_object = inst
-        return inst
-
     def resolve(self, data_fingerprint="current") -> "ResolvedRun":
-        """This config resolved once, at a run's boundary: validated (the options built once), its
-        data fingerprint and hash computed from that one validated copy (issue 21)."""
-        cfg = self.validated()
+        """This config resolved once, at a run's boundary: validated, its options built into their
+        dataclass (the only place a run's options object is built), its data fingerprint (or the one
+        given; None for none) and hash computed from that one validated copy (issues 21, 32)."""
+        cfg, options = self._validated_copy()
         fp = cfg.data_fingerprint() if data_fingerprint == "current" else data_fingerprint
-        return ResolvedRun(cfg, cfg.options_object(), fp, _hash_of(cfg._hashed_fields(), fp))
+        return ResolvedRun(cfg, options, fp, _hash_of(cfg._hashed_fields(), fp))
 
     def data_fingerprint(self) -> dict | None:
         """The fingerprint of ``data.dataset``'s files under the data root (``$FEDLIB_DATA``), or None
@@ -331,10 +317,21 @@ class RunConfig:
     # ---------------------------------------------------------------- validation
     def validated(self) -> "RunConfig":
         """A validated, normalised copy (``self`` is left untouched)."""
-        return copy.deepcopy(self).validate()
+        return self._validated_copy()[0]
+
+    def _validated_copy(self) -> tuple["RunConfig", object | None]:
+        """A validated, normalised copy and the options instance its validation built."""
+        cfg = copy.deepcopy(self)
+        return cfg, cfg._normalise()
 
     def validate(self) -> "RunConfig":
-        """Check everything (raises one FedlibError per problem found); normalise in place.
+        """Check everything (raises one FedlibError per problem found); normalise in place and
+        return ``self`` (the constructors' step; elsewhere prefer :meth:`validated`)."""
+        self._normalise()
+        return self
+
+    def _normalise(self):
+        """Validate and normalise in place; return the algorithm's options instance.
 
         Normalisation: section values are coerced to their declared types (``1`` -> ``1.0`` for a
         float field) and ``options`` is completed with the algorithm's defaults.
@@ -362,8 +359,7 @@ class RunConfig:
         self._validate_local()
         self._validate_safl()
         self._validate_split()
-        self._validate_algorithm()
-        return self
+        return self._validate_algorithm()
 
     def _validate_top(self) -> None:
         from fedlib.experiments.registry import paradigms
@@ -500,15 +496,13 @@ class RunConfig:
                   f"split.per_round={s.per_round} exceeds split.clients={s.clients}",
                   "lower split.per_round or raise split.clients")
 
-    def _validate_algorithm(self) -> None:
+    def _validate_algorithm(self):
+        """The options instance (None without options); ``options`` completed with its defaults."""
         from fedlib.experiments.registry import get_algorithm
 
         inst = get_algorithm(self.paradigm, self.algorithm).build_options(self.options)
         self.options = {} if inst is None else plain(inst)
-        self._options_object = inst  # what options_object() hands the trainer: built once
-
-
-_UNBUILT = object()
+        return inst
 
 
 def omit_hash_defaults(d: dict) -> dict:
@@ -539,7 +533,8 @@ def _hash_of(hashed: dict, fp) -> str:
 class ResolvedRun:
     """A run config resolved once at the boundary (:meth:`RunConfig.resolve`, issue 21): the
     validated config, its options instance, data fingerprint and hash — what the store and the
-    trainer of one run read, so nothing is validated or rebuilt again during the run."""
+    trainer of one run read (the trainer factory receives ``config`` and ``options``), so nothing
+    is validated or rebuilt again during the run."""
 
     config: RunConfig
     options: object | None
@@ -624,197 +619,3 @@ def _cut_points(model: str):
     if model not in _CUT_CACHE:
         _CUT_CACHE[model] = list(cut_points(model))
     return _CUT_CACHE[model]
-
-
-# -------------------------------------------------------------------- presets and YAML
-# Composed presets (fedlib/presets/README.md): a name ``<algorithm>-<task>[-<profile>]`` without a
-# file of its own is the task's base preset with ``algorithm`` set, then the profile's overlay file
-# ``presets/profiles/<paradigm>-<task>-<profile>.yaml`` merged on top. A ``+`` in an algorithm's
-# name is written ``-`` (``fedprox-slowmo-cifar10``). Per paradigm, task -> (base preset, what
-# composed descriptions call it); paradigms are tried in this order, so ``fedavg-cifar10`` is SAFL
-# FedAvg (split FedAvg on CIFAR-10 is ``sflv1-cifar10``).
-TASKS = {
-    "safl": {
-        "adult-gender": ("fedqs-base-adult-gender", "UCI Adult split by gender (sex), FCN"),
-        "adult-ethnicity": ("fedqs-base-adult-ethnicity",
-                            "UCI Adult split by ethnicity (race), FCN"),
-        "cifar10": ("fedqs-base-cifar10", "CIFAR-10, Dirichlet x=0.5 over 100 clients, ResNet-18"),
-        "shakespeare": ("fedqs-base-shakespeare",
-                        "Shakespeare next-character, one speaking role per client, LSTM"),
-    },
-    "split": {
-        "cifar10": ("sflv1-cifar10", "split CIFAR-10, Dir(0.1), 20 clients / 10 per round, "
-                                     "ResNet-18 cut after layer1 (SMoFi spec §4)"),
-    },
-}
-
-
-_PRESET_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9+._-]{0,119}$")
-
-
-def _load_yaml_file(path: Path, chain: tuple) -> dict:
-    import yaml
-
-    shown = str(path) if len(str(path)) <= 200 else str(path)[:200] + "..."
-    try:
-        found = path.is_file()
-    except OSError as err:  # e.g. a name too long for the file system
-        raise FedlibError(f"cannot open config file {shown!r}: {err.strerror}",
-                          "give the path of a YAML file") from None
-    check(found, f"config file {shown!r} not found")
-    try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
-    except UnicodeDecodeError:
-        raise FedlibError(f"config file {shown!r} is not a text (UTF-8) file",
-                          "give a YAML file such as `extends: fedavg-adult-gender-smoke`") from None
-    except OSError as err:
-        raise FedlibError(f"cannot read config file {shown!r}: {err.strerror}",
-                          "check the path and its permissions") from None
-    except yaml.YAMLError as err:
-        raise FedlibError(f"cannot parse YAML file {shown!r}: {err}") from None
-    check(isinstance(raw, dict), f"{str(path)!r} must hold a mapping at the top level")
-    raw = dict(raw)
-    parent = raw.pop("extends", None)
-    raw.pop("description", None)
-    if parent is None:
-        return raw
-    check(isinstance(parent, str), f"extends in {str(path)!r} must be a preset name")
-    return deep_merge(_preset_dict(parent, chain), raw)
-
-
-def _preset_dict(name: str, chain: tuple) -> dict:
-    """A preset file's dict if ``name.yaml`` exists, else the composed preset ``name``."""
-    check(name not in chain, f"presets extend each other in a cycle: {' -> '.join(chain + (name,))}")
-    if not (isinstance(name, str) and _PRESET_NAME.match(name)):
-        raise FedlibError(f"{str(name)[:60]!r}{'...' if len(str(name)) > 60 else ''} "
-                          f"({len(str(name))} characters) is not a preset name",
-                          "preset names are lower-case letters, digits, '-', '+', '.' and '_', at most "
-                          "120 characters; `fedlib presets` lists them")
-    path = PRESET_DIR / f"{name}.yaml"
-    if path.is_file():
-        return _load_yaml_file(path, chain + (name,))
-    composed = _composed().get(name)
-    if composed is None:
-        raise _unknown_preset(name)
-    paradigm, algorithm, task, profile = composed
-    if profile:  # <algorithm>-<task> (a file or composed), then the profile's overlay
-        stem = name[: -len(profile) - 1]
-        return deep_merge(_preset_dict(stem, chain + (name,)),
-                          _load_yaml_file(_overlays()[paradigm, task, profile], chain))
-    base = TASKS[paradigm][task][0]
-    return deep_merge(_preset_dict(base, chain + (name,)), {"algorithm": algorithm})
-
-
-def _overlays() -> dict:
-    """(paradigm, task, profile) -> overlay file, for each file in presets/profiles/."""
-    out = {}
-    for path in sorted((PRESET_DIR / "profiles").glob("*.yaml")):
-        paradigm, _, rest = path.stem.partition("-")
-        task, _, profile = rest.rpartition("-")
-        out[paradigm, task, profile] = path
-    return out
-
-
-def _composed() -> dict:
-    """Every composed name -> (paradigm, algorithm, task, profile or None).
-
-    Every registered algorithm of a paradigm with every task of that paradigm whose base preset
-    exists, alone and with each of that task's profile overlays. A name an earlier paradigm already
-    composed keeps that paradigm, profiles included.
-    """
-    from fedlib.experiments.registry import algorithms
-
-    overlays = _overlays()
-    out: dict = {}
-    for paradigm, tasks in TASKS.items():
-        for task, (base, _) in tasks.items():
-            if not (PRESET_DIR / f"{base}.yaml").is_file():
-                continue
-            profiles = [p for (pa, t, p) in overlays if (pa, t) == (paradigm, task)]
-            for entry in algorithms(paradigm):
-                stem = f"{entry.name.replace('+', '-')}-{task}"
-                if stem in out and out[stem][0] != paradigm:
-                    continue  # an earlier paradigm's name (fedavg-cifar10 is SAFL's)
-                out[stem] = (paradigm, entry.name, task, None)
-                for profile in profiles:
-                    out[f"{stem}-{profile}"] = (paradigm, entry.name, task, profile)
-    return out
-
-
-def _unknown_preset(name: str) -> FedlibError:
-    names = list_presets()
-    stem, _, profile = name.rpartition("-")
-    overlays = _overlays()
-    if stem in names and profile in {p for (_, _, p) in overlays}:
-        have = ", ".join(f"{pa}-{t}-{p}" for (pa, t, p) in overlays)
-        return FedlibError(f"unknown preset {name!r}: preset {stem!r} has no {profile!r} profile",
-                           f"the profile overlays in fedlib/presets/profiles/ are {have}; "
-                           f"or start from {stem} and --set the keys you need")
-    close = difflib.get_close_matches(name, names, n=3, cutoff=0.5)
-    return FedlibError(f"unknown preset {name!r}",
-                       (f"did you mean {close[0]}? " if close else "")
-                       + (f"(also close: {', '.join(close[1:])}) " if len(close) > 1 else "")
-                       + f"`fedlib presets` lists all {len(names)} presets")
-
-
-def profile_overlay(paradigm: str, task: str, profile: str) -> dict:
-    """The overlay ``presets/profiles/<paradigm>-<task>-<profile>.yaml`` (without its description),
-    or ``{}`` where the profile changes nothing (e.g. ``cpu`` on UCI Adult: the paper's scale)."""
-    path = _overlays().get((paradigm, task, profile))
-    return {} if path is None else _load_yaml_file(path, ())
-
-
-def overlay_overrides(overlay: dict, prefix: str = "") -> list[str]:
-    """``{"safl": {"k": 3}, "rounds": 5}`` -> ``["safl.k=3", "rounds=5"]`` (``with_overrides`` input)."""
-    import yaml
-
-    out = []
-    for key, value in overlay.items():
-        if isinstance(value, dict):
-            out += overlay_overrides(value, f"{prefix}{key}.")
-        else:
-            out.append(f"{prefix}{key}={yaml.safe_dump(value, default_flow_style=True).strip().removesuffix('...').strip()}")
-    return out
-
-
-def load_preset_dict(name: str) -> dict:
-    """The merged dict of preset ``name`` (its ``extends`` chain resolved), not yet validated."""
-    return _preset_dict(name, ())
-
-
-def list_presets() -> list[str]:
-    """Every preset name (``fedlib presets``): the files in fedlib/presets/ and every composed name."""
-    return sorted({p.stem for p in PRESET_DIR.glob("*.yaml")} | set(_composed()))
-
-
-def preset_description(name: str) -> str:
-    """One line for ``fedlib presets``: a file's ``description:``, else composed ("" if unknown)."""
-    import yaml
-
-    path = PRESET_DIR / f"{name}.yaml"
-    if path.is_file():
-        try:
-            raw = yaml.safe_load(path.read_text()) or {}
-        except Exception as err:  # a broken preset is still listed
-            return f"(unreadable: {err})"
-        return str(raw.get("description", "")).strip() if isinstance(raw, dict) else ""
-    composed = _composed().get(name)
-    if composed is None:
-        return ""
-    paradigm, _, task, profile = composed
-    algorithm = load_preset_dict(name)["algorithm"]  # a file <algorithm>-<task> may set another
-    text = f"{_algorithm_title(paradigm, algorithm)} on {TASKS[paradigm][task][1]}"
-    if profile:
-        raw = yaml.safe_load(_overlays()[paradigm, task, profile].read_text()) or {}
-        text += f"; {str(raw.get('description', profile)).strip()}"
-    return text
-
-
-def _algorithm_title(paradigm: str, algorithm: str) -> str:
-    """The head of the algorithm's registered description ("[model] FedAT (Chai ..." -> FedAT); a
-    head that is no name ("slow momentum (SlowMo)") follows the algorithm's name."""
-    from fedlib.experiments.registry import get_algorithm
-
-    text = re.sub(r"^\[[^\]]*\]\s*", "", get_algorithm(paradigm, algorithm).description)
-    head = re.split(r" \(|: | = ", text, maxsplit=1)[0].replace(" on split FL", "")
-    return head if head[:1].isupper() else f"{algorithm} ({head})" if head else algorithm

@@ -15,9 +15,10 @@ propagates. Your own algorithm is one call (e.g. in a notebook)::
     register_algorithm("safl", "my-algo", MyTrainer, options=MyOptions,
                        description="one line for `fedlib presets` / docs")
 
-``MyTrainer(cfg)`` receives the validated :class:`~fedlib.experiments.config.RunConfig` and returns a
-:class:`~fedlib.core.protocols.Trainer`; ``cfg.options_object()`` is the ``MyOptions`` instance built
-when the config was validated (``cfg.options`` the same as a plain dict, completed with defaults).
+``MyTrainer(cfg, options)`` receives the validated :class:`~fedlib.experiments.config.RunConfig` and
+the ``MyOptions`` instance its one resolution built (:meth:`RunConfig.resolve`; None for an algorithm
+without options; ``cfg.options`` holds the same as a plain dict) and returns a
+:class:`~fedlib.core.protocols.Trainer`.
 """
 
 from __future__ import annotations
@@ -96,7 +97,7 @@ class AlgorithmEntry:
 
 def register_algorithm(paradigm: str, name: str, trainer: Callable, options: type | None = None,
                        description: str = "") -> AlgorithmEntry:
-    """Register ``trainer`` (``trainer(cfg) -> Trainer``) as ``paradigm/name``.
+    """Register ``trainer`` (``trainer(cfg, options) -> Trainer``) as ``paradigm/name``.
 
     ``options`` is a dataclass whose fields are the algorithm's options (``cfg.options``).
     Re-registering the same name replaces the entry (handy in notebooks).

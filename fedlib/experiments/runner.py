@@ -10,7 +10,8 @@ What happens (docs/ARCHITECTURE.md, "The data path of one run"):
 1. The config is validated; its hash addresses the result store.
 2. A finished, intact result is returned from the store without running anything.
 3. Otherwise the global torch/numpy/random RNGs are seeded from ``cfg.seed`` (so even code that
-   uses them is reproducible), the trainer is built (``registry.get_algorithm(...).trainer(cfg)``)
+   uses them is reproducible), the trainer is built (``registry.get_algorithm(...).trainer(cfg,
+   options)``, with the options object the config's one resolution built)
    and, if a checkpoint exists, restored from it: trainer state, history and client rows so far,
    and the global RNG states. The resumed run ends with exactly the history of an uninterrupted
    one (wall time aside).
@@ -49,7 +50,7 @@ from fedlib.core.errors import FedlibError
 from fedlib.core.progress import progress_bar, progress_write
 from fedlib.core.protocols import check_trainer
 from fedlib.experiments import metrics
-from fedlib.experiments.config import RunConfig
+from fedlib.experiments.config import ResolvedRun, RunConfig
 from fedlib.experiments.store import ResultStore, RunResult
 from fedlib.core.utils import check_device, check_threads, default_threads, derive_seed, set_threads
 
@@ -73,22 +74,26 @@ def as_config(cfg) -> RunConfig:
                       "pass a RunConfig, a dict, a preset name or a YAML path")
 
 
-def build_trainer(cfg: RunConfig, trainer=None):
-    """The trainer for ``cfg``: ``trainer`` itself if it is one, ``trainer(cfg)`` if it is a
-    factory, else the registered factory of ``cfg.paradigm/cfg.algorithm``."""
+def build_trainer(resolved: ResolvedRun | RunConfig, trainer=None):
+    """The trainer of a resolved run (a RunConfig is resolved first): ``trainer`` itself if it is
+    one, ``trainer(cfg, options)`` if it is a factory, else the registered factory of
+    ``cfg.paradigm/cfg.algorithm`` — given the config and the options object of its resolution."""
     if trainer is not None and hasattr(trainer, "run_round"):
         return check_trainer(trainer, "the trainer passed to run()")
     if trainer is not None and not callable(trainer):
-        raise FedlibError(f"trainer must be a Trainer object or a factory trainer(cfg), got "
+        raise FedlibError(f"trainer must be a Trainer object or a factory trainer(cfg, options), got "
                           f"{type(trainer).__name__} {trainer!r:.60}",
                           "leave trainer out (the registered algorithm) or pass e.g. trainer=MyTrainer")
+    if isinstance(resolved, RunConfig):
+        resolved = resolved.resolve(data_fingerprint=None)
+    cfg = resolved.config
     where = "the trainer factory passed to run()"
     if trainer is None:
         from fedlib.experiments.registry import get_algorithm
 
         trainer = get_algorithm(cfg.paradigm, cfg.algorithm).trainer
         where = f"the factory of {cfg.paradigm}/{cfg.algorithm}"
-    return check_trainer(trainer(cfg), where)
+    return check_trainer(trainer(cfg, resolved.options), where)
 
 
 # ---------------------------------------------------------------------------- RNG states
@@ -198,8 +203,9 @@ class _RunState:
         return self.elapsed + (time.perf_counter() - self.t0)
 
 
-def _restore(cfg: RunConfig, store: ResultStore, h: str, tr, trainer, total: int) -> _RunState:
+def _restore(resolved: ResolvedRun, store: ResultStore, tr, trainer, total: int) -> _RunState:
     """The run restored from its checkpoint, or a fresh start (with a warning if it was unusable)."""
+    h = resolved.hash
     ckpt = store.load_checkpoint(h)
     if ckpt is None:
         return _RunState(tr, total)
@@ -213,8 +219,8 @@ def _restore(cfg: RunConfig, store: ResultStore, h: str, tr, trainer, total: int
                        "`--no-resume` / run(..., resume=False) also starts over")
     if problem is not None:
         store.discard_checkpoint(h, problem)
-        seed_global_rngs(cfg.seed)  # the failed restore may have touched the trainer and RNGs
-        return _RunState(build_trainer(cfg, trainer), total)
+        seed_global_rngs(resolved.config.seed)  # the failed restore may have touched the trainer and RNGs
+        return _RunState(build_trainer(resolved, trainer), total)
     return _RunState(tr, total, list(ckpt["history"]), list(ckpt["clients"]), int(ckpt["round"]),
                      float(ckpt.get("wall_time", 0.0)))
 
@@ -231,7 +237,7 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
     progress : show a tqdm progress bar and print a one-line summary.
     resume : reuse a finished result and resume from a checkpoint. ``False`` discards both and
         recomputes from round 0 (the new result replaces the old one).
-    trainer : optional trainer object or factory ``trainer(cfg)`` to drive instead of the
+    trainer : optional trainer object or factory ``trainer(cfg, options)`` to drive instead of the
         registered one (a trainer is still keyed by ``cfg``'s hash: pass the matching config).
     threads : torch intra-op threads for this run (``None``: :func:`fedlib.core.utils.default_threads`,
         i.e. ``$FEDLIB_THREADS`` or 1; ``0``: leave torch's setting). Speed only: the result and
@@ -247,7 +253,7 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
     cached = _cached_result(cfg, store, h, resume, progress)
     if cached is not None:
         return _log_read(cached)
-    st = _start(cfg, store, h, resume, trainer, threads)
+    st = _start(resolved, store, resume, trainer, threads)
     store.write_config(cfg, fp, config_hash=h)
     _train_rounds(cfg, store, h, st, progress)
     return _log_read(_write_result(cfg, store, h, fp, st, progress))
@@ -291,19 +297,20 @@ def _cached_result(cfg: RunConfig, store: ResultStore, h: str, resume: bool, pro
     return cached
 
 
-def _start(cfg: RunConfig, store: ResultStore, h: str, resume: bool, trainer, threads) -> _RunState:
+def _start(resolved: ResolvedRun, store: ResultStore, resume: bool, trainer, threads) -> _RunState:
     """Checks, threads, seeded global RNGs and the trainer, restored from its checkpoint when
     resuming (step 3)."""
+    cfg, h = resolved.config, resolved.hash
     check_device(cfg.device)
     store.check_writable()
     if not resume:
         store.clear_checkpoint(h)
     set_threads(default_threads() if threads is None else threads)
     seed_global_rngs(cfg.seed)
-    tr = build_trainer(cfg, trainer)
+    tr = build_trainer(resolved, trainer)
     total = int(getattr(tr, "total_rounds", cfg.rounds) or cfg.rounds)
     if resume:
-        return _restore(cfg, store, h, tr, trainer, total)
+        return _restore(resolved, store, tr, trainer, total)
     return _RunState(tr, total)
 
 

@@ -57,10 +57,9 @@ class ToyOptions:
 class ToyTrainer:
     """Synchronous FedAvg over ``safl.k`` of ``safl.clients`` clients per round."""
 
-    def __init__(self, cfg):
+    def __init__(self, cfg, options: ToyOptions):
         self.cfg = cfg
-        built = cfg.options_object() if hasattr(cfg, "options_object") else None
-        self.opt = built if isinstance(built, ToyOptions) else ToyOptions(**cfg.options)
+        self.opt = options
         self.n_clients, self.k = cfg.safl.clients, cfg.safl.k
         check(self.k <= self.n_clients,
               f"safl.k={self.k} clients per round exceeds safl.clients={self.n_clients}",

@@ -12,15 +12,19 @@ Modules (import them directly; this package imports nothing heavy):
     the clock as a pure state machine (:class:`Clock`) and :func:`replay` (ticks, local
     trainings, staleness under ``snapshot`` / ``overwrite`` uploads, dynamic scenarios).
 ``fedlib.safl.simulator``
-    :class:`SAFLSimulator`: the clock with real training (``fedlib.train.train_clients``),
-    evaluation after every round; implements the Trainer protocol (exact resume).
+    :class:`SAFLSimulator` (with :class:`SimSettings`): the clock with real training
+    (``fedlib.train.train_clients``), evaluation after every round, a frozen ``SimContext`` per
+    tick; implements the Trainer protocol (exact resume).
+``fedlib.safl.runstats``
+    :class:`RunStats`: the simulator's cost, timing, staleness and queue totals.
 ``fedlib.safl.baselines``
     ``BASELINES`` (name → class): FedAvg, SAFA, FedAT, M-step (KAFL) in ``model_aggregation``;
     FedSGD, FedBuff, WKAFL, FedAC, DeFedAvg, FADAS, CA²FL ("cfl") in ``gradient_aggregation``
     — each docstring states its rule, its paper and its differences from the official FedQS
     code.
 ``fedlib.safl.fedqs``
-    FedQS-Avg / FedQS-SGD (written against the same contract).
+    FedQS-Avg / FedQS-SGD (written against the same contract), a package: ``modules`` (Mod①②③),
+    ``rules`` (paper / official behaviours), ``options``, ``strategy``.
 ``fedlib.safl.algorithms``
     lists all of them in ``CATALOG`` (registered by ``fedlib.experiments.registry`` as
     ``paradigm="safl"``) and builds

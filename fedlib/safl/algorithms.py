@@ -17,7 +17,7 @@ algorithm is one
   unsampled roles, no train/test overlap), optionally a random ``data.max_test`` of them;
 * the model (``fedlib.models.build_model``, initial weights from (seed, "safl-model"));
 * the delays (``fedlib.safl.delays.make_delays(safl.delays, N, safl.ratio, seed)``), the
-  strategy (``cfg.options``) and the :class:`~fedlib.safl.simulator.SAFLSimulator`.
+  strategy (the options instance the factory receives) and the :class:`~fedlib.safl.simulator.SAFLSimulator`.
 
 FedQS itself (``fedqs-avg``, ``fedqs-sgd``) lives in :mod:`fedlib.safl.fedqs`, the baselines in
 :mod:`fedlib.safl.baselines`.
@@ -34,8 +34,8 @@ from fedlib.core.protocols import AlgorithmSpec
 from fedlib.safl.baselines import BASELINES
 from fedlib.safl.fedqs import STRATEGIES as FEDQS
 from fedlib.safl.delays import make_delays
-from fedlib.safl.simulator import SAFLSimulator
-from fedlib.safl.strategy import NoOptions, Strategy, make_options
+from fedlib.safl.simulator import SAFLSimulator, SimSettings
+from fedlib.safl.strategy import Strategy
 from fedlib.train.config import check_trainable
 from fedlib.core.utils import derive_seed, generator, resolve_device
 
@@ -94,9 +94,9 @@ def prepare_task(cfg):
     return ds, parts, val_parts, test, model
 
 
-def build_simulator(cfg, strategy: Strategy, **simulator_options) -> SAFLSimulator:
+def build_simulator(cfg, strategy: Strategy, skip_unread: bool = True) -> SAFLSimulator:
     """The simulator for ``cfg`` with ``strategy`` (everything validated before training);
-    ``simulator_options``: further :class:`SAFLSimulator` arguments (e.g. ``skip_unread``)."""
+    ``skip_unread``: :attr:`SimSettings.skip_unread`."""
     s = cfg.safl
     check(int(s.k) <= int(s.clients), f"safl.k={s.k} updates per round exceeds safl.clients={s.clients}",
           "lower safl.k or raise safl.clients")
@@ -106,20 +106,18 @@ def build_simulator(cfg, strategy: Strategy, **simulator_options) -> SAFLSimulat
     device = resolve_device(cfg.device)
     if device.type != "cpu":
         ds = ds.to(device)
-    return SAFLSimulator(model, ds, parts, strategy, k=int(s.k), delays=delays, local=cfg.local,
-                         rounds=int(cfg.rounds), seed=int(cfg.seed), upload=s.upload, scenario=s.scenario,
-                         mode=s.mode, val_parts=val_parts, test_indices=test, device=device,
-                         backend=cfg.backend, eval_every=int(cfg.eval_every),
-                         eval_last=int(getattr(cfg, "eval_last", 0)), **simulator_options)
+    settings = SimSettings(k=int(s.k), rounds=int(cfg.rounds), seed=int(cfg.seed), mode=s.mode, upload=s.upload,
+                           scenario=s.scenario, backend=cfg.backend, eval_every=int(cfg.eval_every),
+                           eval_last=int(cfg.eval_last), skip_unread=skip_unread)
+    return SAFLSimulator(model, ds, parts, strategy, settings, delays=delays, local=cfg.local,
+                         val_parts=val_parts, test_indices=test, device=device)
 
 
 def strategy_factory(cls: type[Strategy]):
-    """The registry's trainer factory for strategy class ``cls``: ``cfg -> SAFLSimulator``."""
+    """The registry's trainer factory for strategy class ``cls``: ``(cfg, options) -> SAFLSimulator``
+    (``options``: the instance the run's config resolution built; None for a strategy without options)."""
 
-    def make(cfg) -> SAFLSimulator:
-        opts_cls = getattr(cls, "Options", NoOptions)
-        built = cfg.options_object() if hasattr(cfg, "options_object") else None  # a RunConfig's, built once
-        options = built if isinstance(built, opts_cls) else make_options(opts_cls, dict(cfg.options or {}), cls.name)
+    def make(cfg, options) -> SAFLSimulator:
         return build_simulator(cfg, cls(options))
 
     make.__name__ = f"make_{cls.__name__}"

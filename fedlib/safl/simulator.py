@@ -99,6 +99,7 @@ holds its client's latest training, so staleness stays bounded and most entries 
 from __future__ import annotations
 
 import dataclasses
+from dataclasses import dataclass
 import math
 import time
 import warnings
@@ -109,12 +110,13 @@ from torch import nn
 
 from fedlib.core.errors import FedlibError, check, check_choice
 from fedlib.core.utils import is_eval_round
+from fedlib.safl.runstats import RunStats
 from fedlib.safl.schedule import MODES, Scenario, Training, buffer_keeps_up, make_clock, trainings_read
 from fedlib.safl.strategy import SimContext, Strategy, Update, clone_state
 from fedlib.train import ClientTask, choose_backend, train_clients
 from fedlib.train.evaluate import evaluate, prepare_batches
 
-__all__ = ["SAFLSimulator", "MODES", "BufferBacklogWarning", "VALIDATION_BATCH"]
+__all__ = ["SAFLSimulator", "SimSettings", "MODES", "BufferBacklogWarning", "VALIDATION_BATCH"]
 
 STATE_FORMAT = 1
 # a client's validation samples are scored in batches of this size (one batch in practice; the
@@ -125,6 +127,30 @@ VALIDATION_BATCH = 4096
 class BufferBacklogWarning(UserWarning):
     """The SAFL buffer cannot keep up: clients upload more than K updates per tick and the
     backlog grows (see the module docstring and ``fedlib.safl.schedule.buffer_keeps_up``)."""
+
+
+@dataclass(frozen=True)
+class SimSettings:
+    """How a simulation runs (spec §1): ``k`` updates per round, ``rounds`` in all, the run
+    ``seed``, the ``mode`` ("semi-async" | "sync"), the ``upload`` semantics ("snapshot" |
+    "overwrite"), the ``scenario`` (name or :class:`Scenario`), the engine ``backend``, rounds
+    between evaluations (``eval_every``; the last round is always evaluated), ``eval_last`` (also every
+    round of the last ``eval_last``; 0: ``eval_every`` alone, issue 34) and ``max_ticks``, the
+    guard against a run that never aggregates (None: from the rounds and delays); ``skip_unread``:
+    skip the local training of trainings no aggregation reads, where that is exact (module
+    docstring, "Skipped trainings"; False trains every one — the same results, slower)."""
+
+    k: int
+    rounds: int = 400
+    seed: int = 0
+    mode: str = "semi-async"
+    upload: str = "snapshot"
+    scenario: Scenario | str = "none"
+    backend: str = "auto"
+    eval_every: int = 1
+    eval_last: int = 0
+    max_ticks: int | None = None
+    skip_unread: bool = True
 
 
 def _update_to_dict(u: Update) -> dict:
@@ -140,23 +166,16 @@ class SAFLSimulator:
 
     model: template ``nn.Module`` (its current weights are the initial global model);
     dataset: a :class:`fedlib.data.FedDataset`; train_parts: list[LongTensor], one per client;
-    strategy: a :class:`Strategy`; k: updates per round; delays: LongTensor [N] (ticks);
-    local: the run's base LocalConfig; rounds: total rounds (``total_rounds``);
-    upload: "snapshot" | "overwrite"; scenario: name or :class:`Scenario`;
-    mode: "semi-async" | "sync"; val_parts: per-client validation indices (or None);
+    strategy: a :class:`Strategy`; settings: :class:`SimSettings`; delays: LongTensor [N] (ticks);
+    local: the run's base LocalConfig; val_parts: per-client validation indices (or None);
     test_indices: evaluate on these test samples only (None = the full test set);
-    device: where the model and data live; backend: engine backend; eval_every: rounds
-    between evaluations (the last round is always evaluated); eval_last: also evaluate every
-    round of the last ``eval_last`` (0: ``eval_every`` alone, issue 34); skip_unread: skip the local
-    training of trainings no aggregation reads, where that is exact (module docstring,
-    "Skipped trainings"; False trains every one — the same results, slower).
+    device: where the model and data live.
     """
 
-    def __init__(self, model: nn.Module, dataset, train_parts, strategy: Strategy, *, k: int,
-                 delays, local, rounds: int = 400, seed: int = 0, upload: str = "snapshot",
-                 scenario: Scenario | str = "none", mode: str = "semi-async", val_parts=None,
-                 test_indices=None, device="cpu", backend: str = "auto", eval_every: int = 1,
-                 eval_last: int = 0, max_ticks: int | None = None, skip_unread: bool = True):
+    def __init__(self, model: nn.Module, dataset, train_parts, strategy: Strategy, settings: SimSettings, *,
+                 delays, local, val_parts=None, test_indices=None, device="cpu"):
+        k, rounds, eval_every, mode = settings.k, settings.rounds, settings.eval_every, settings.mode
+        eval_last = settings.eval_last
         check_choice("SAFL mode", mode, MODES)
         check(isinstance(strategy, Strategy), f"strategy must be a fedlib Strategy, got {type(strategy).__name__}")
         n = len(train_parts)
@@ -179,14 +198,14 @@ class SAFLSimulator:
         self.val_parts = None if val_parts is None else [torch.as_tensor(p, dtype=torch.long) for p in val_parts]
         self.test_indices = None if test_indices is None else torch.as_tensor(test_indices, dtype=torch.long)
         self.strategy = strategy
-        self.k, self.n, self.seed = int(k), n, int(seed)
-        self.backend, self.eval_every, self.eval_last = backend, int(eval_every), int(eval_last)
+        self.k, self.n, self.seed = int(k), n, int(settings.seed)
+        self.backend, self.eval_every, self.eval_last = settings.backend, int(eval_every), int(eval_last)
         self.local = local
         self.total_rounds = int(rounds)
         self.delays = delays
         # the mode's clock (schedule.make_clock); also validates the delays, upload and scenario
-        self.clock = make_clock(mode, delays, self.k, upload, scenario, self.seed)
-        self.max_ticks = max_ticks if max_ticks is not None else \
+        self.clock = make_clock(mode, delays, self.k, settings.upload, settings.scenario, self.seed)
+        self.max_ticks = settings.max_ticks if settings.max_ticks is not None else \
             100_000 + self.total_rounds * (int(delays.max()) + 2) * 8
         self._test_batches = None  # the test inputs, prepared at the first evaluation
         # mutable state
@@ -195,29 +214,28 @@ class SAFLSimulator:
         self.versions: dict[int, dict] = {0: self.global_state}
         self.results: dict[int, Update] = {}
         self.agg_counts = torch.zeros(n, dtype=torch.long)
-        self.cost_time = 0
-        self.wall_time = 0.0
-        self.timers = {"train": 0.0, "eval": 0.0, "strategy": 0.0, "total": 0.0}
-        self.staleness_sum = 0
-        self.staleness_n = 0
-        # queue counters (history columns uploads / backlog / replaced; summary regime fields)
-        self.queue = {"uploads": 0, "aggregated": 0, "replaced": 0, "backlog_sum": 0, "backlog_max": 0,
-                      "rounds": 0}
+        self.stats = RunStats()  # cost, timing, staleness and queue totals (fedlib.safl.runstats)
         self._warned = False
         self._client_rows: list[dict] = []
-        self.skip_unread = bool(skip_unread)
+        self.skip_unread = bool(settings.skip_unread)
         self.trainings_skipped = 0  # trainings not trained (counted in this process, not checkpointed)
         self._read: set[int] | None = None  # the trainings aggregations read (None: train all)
-        self.ctx = SimContext(
+        self._run_ctx = SimContext(  # the fields fixed for the run; ctx adds the tick's
             n_clients=n, k=self.k, sizes=torch.tensor([len(p) for p in self.train_parts], dtype=torch.long),
             base_local=local, model=self.model, dataset=dataset, train_parts=self.train_parts,
-            val_parts=self.val_parts, device=self.device, seed=self.seed, round=0, tick=0,
-            agg_counts=self.agg_counts, delays=torch.tensor(self.clock.current_delays(), dtype=torch.long),
+            val_parts=self.val_parts, device=self.device, seed=self.seed,
             history_fn=self._history, per_class_fn=self._per_class)
+        self.ctx = self._tick_context(self.clock.tick)
         t0 = time.perf_counter()
         strategy.setup(self.ctx)
-        self.timers["strategy"] += time.perf_counter() - t0
+        self.stats.add_time("strategy", time.perf_counter() - t0)
         self._plan_skips()
+
+    def _tick_context(self, tick: int) -> SimContext:
+        """The frozen context strategies read during ``tick``."""
+        return self._run_ctx.at_tick(self.round, tick,
+                                     torch.tensor(self.clock.current_delays(), dtype=torch.long),
+                                     self.agg_counts.clone())
 
     @property
     def mode(self) -> str:
@@ -276,8 +294,8 @@ class SAFLSimulator:
         res = train_clients(self.model, self.global_state, self.dataset, tasks, seed=self.seed,
                             round=int(stream_round), backend=self.backend, device=self.device) if tasks else []
         t2 = time.perf_counter()
-        self.timers["strategy"] += t1 - t0
-        self.timers["train"] += t2 - t1
+        self.stats.add_time("strategy", t1 - t0)
+        self.stats.add_time("train", t2 - t1)
         skipped = set(range(len(trainings))) - set(run)
         self.trainings_skipped += len(skipped)
         cost = max((meta[i][0].num_steps(len(self.train_parts[trainings[i].client])) for i in skipped), default=0)
@@ -288,7 +306,7 @@ class SAFLSimulator:
                 num_samples=int(r.num_samples), steps=int(r.steps), lr=float(cfg.lr), info=info,
                 loss=float(r.loss), start_tick=tr.start, upload_tick=tr.upload)
             cost = max(cost, int(r.steps))
-        self.cost_time += cost
+        self.stats.cost_time += cost
 
     def _skip_is_exact(self, engine: bool = True) -> bool:
         """May the trainings no aggregation reads be left untrained without changing any result?
@@ -317,17 +335,9 @@ class SAFLSimulator:
         updates, tick, uploads, replaced = self._next_aggregation()
         backlog = len(self.clock.buffer)
         stal = [u.staleness for u in updates]
-        self.staleness_sum += sum(stal)
-        self.staleness_n += len(stal)
-        q = self.queue
-        q["uploads"] += uploads
-        q["aggregated"] += len(updates)
-        q["replaced"] += replaced
-        q["backlog_sum"] += backlog
-        q["backlog_max"] = max(q["backlog_max"], backlog)
-        q["rounds"] += 1
+        self.stats.record_round(stal, uploads, backlog, replaced)
         row = {"round": self.round, "tick": tick, "virtual_time": float(tick + 1),
-               "cost_time": float(self.cost_time),
+               "cost_time": float(self.stats.cost_time),
                "staleness_mean": sum(stal) / len(stal), "staleness_max": max(stal),
                "local_trainings": self.clock.n_trainings, "versions_kept": len(self.versions),
                "uploads": uploads, "backlog": backlog, "replaced": replaced}
@@ -338,17 +348,17 @@ class SAFLSimulator:
         else:
             row.update(accuracy=math.nan, loss=math.nan)
         t1 = time.perf_counter()
-        self.timers["eval"] += t1 - te
-        self.timers["total"] += t1 - t0
-        self.wall_time += t1 - t0
-        row["wall_time"] = self.wall_time
+        self.stats.add_time("eval", t1 - te)
+        self.stats.add_time("total", t1 - t0)
+        self.stats.wall_time += t1 - t0
+        row["wall_time"] = self.stats.wall_time
         return row
 
     def _check_backlog(self, ticks: int, backlog: int) -> None:
         """Warn once (per simulator) when the buffer does not keep up (module docstring)."""
         if self._warned or not self.clock.buffered:  # no queue, no backlog (sync)
             return
-        rate = self.queue["uploads"] / max(ticks, 1)
+        rate = self.stats.upload_rate(ticks)
         if buffer_keeps_up(rate, self.k, backlog):
             return
         self._warned = True
@@ -371,13 +381,12 @@ class SAFLSimulator:
     def _aggregate(self, updates: list[Update]) -> None:
         t0 = time.perf_counter()
         new = self.strategy.aggregate(self.global_state, updates, self.ctx)
-        self.timers["strategy"] += time.perf_counter() - t0
+        self.stats.add_time("strategy", time.perf_counter() - t0)
         check(isinstance(new, dict) and set(new) == set(self.global_state),
               f"strategy {self.strategy.name!r} returned a state with the wrong keys")
         for u in updates:
             self.agg_counts[u.client_id] += 1
         self.round += 1
-        self.ctx.round = self.round
         self.global_state = new
         self.versions[self.round] = new
         for v in [v for v in self.versions if v <= self.round - self.history_size]:
@@ -387,15 +396,14 @@ class SAFLSimulator:
     def _next_aggregation(self) -> tuple[list[Update], int, int, int]:
         """Advance the clock until one aggregation: (updates, aggregation tick, uploads since the
         previous aggregation, replaced entries). A synchronous round is one clock step."""
-        clock, strat, ctx = self.clock, self.strategy, self.ctx
+        clock, strat = self.clock, self.strategy
         uploads = 0
         while True:
             if clock.tick > self.max_ticks:
                 raise FedlibError(f"no aggregation within {self.max_ticks} ticks (round {self.round})",
                                   "check K, the delays and the scenario (too few clients left?)")
             ev = clock.begin_tick()
-            ctx.tick = ev.tick
-            ctx.delays = torch.tensor(clock.current_delays(), dtype=torch.long)
+            self.ctx = ctx = self._tick_context(ev.tick)  # frozen for this tick
             if ev.starts:
                 self._train(ev.starts, clock.stream_round(ev.tick))
             uploads += len(ev.uploads)
@@ -403,7 +411,7 @@ class SAFLSimulator:
             for tr in ev.uploads:
                 if tr.id in self.results:  # a skipped training has no result (never aggregated)
                     strat.on_upload(self.results[tr.id], ctx)
-            self.timers["strategy"] += time.perf_counter() - t0
+            self.stats.add_time("strategy", time.perf_counter() - t0)
             ready, sel = self._selection()
             if not ready:
                 clock.end_tick()
@@ -429,7 +437,7 @@ class SAFLSimulator:
         buffer = [self.results.get(tr.id) for tr in clock.buffer]
         ready = bool(buffer) and self.strategy.ready(buffer, self.ctx)
         sel = self.strategy.select(buffer, self.ctx) if ready else None
-        self.timers["strategy"] += time.perf_counter() - t0
+        self.stats.add_time("strategy", time.perf_counter() - t0)
         return ready, sel
 
     def _collect(self) -> None:
@@ -444,27 +452,9 @@ class SAFLSimulator:
         return rows
 
     def summary(self) -> dict:
-        t = self.timers
-        own = max(t["total"] - t["train"] - t["eval"] - t["strategy"], 0.0)
         ticks = self.clock.tick
-        q = self.queue
-        rate = q["uploads"] / ticks if ticks > 0 else None
-        final = len(self.clock.buffer)
-        return {
-            "ticks": ticks,
-            "local_trainings": self.clock.n_trainings,
-            "staleness_mean_all": self.staleness_sum / self.staleness_n if self.staleness_n else None,
-            "cost_time": float(self.cost_time),
-            "time_train": t["train"], "time_eval": t["eval"], "time_strategy": t["strategy"],
-            "time_total": t["total"], "time_bookkeeping": own,
-            "bookkeeping_share": own / t["total"] if t["total"] > 0 else None,
-            # the queue regime (module docstring; counted since the start of the run)
-            "uploads_per_tick": rate, "k": self.k,
-            "backlog_mean": q["backlog_sum"] / q["rounds"] if q["rounds"] else None,
-            "backlog_max": q["backlog_max"] if q["rounds"] else None, "backlog_final": final,
-            "replaced_share": q["replaced"] / q["aggregated"] if q["aggregated"] else None,
-            "buffer_keeps_up": None if rate is None else buffer_keeps_up(rate, self.k, final),
-        }
+        return {"ticks": ticks, "local_trainings": self.clock.n_trainings,
+                **self.stats.summary(ticks, self.k, len(self.clock.buffer))}
 
     def state_dict(self) -> dict:
         clock = self.clock.checkpoint()  # format 1: "sync_tick" and "clock" (see Clock.checkpoint)
@@ -476,10 +466,7 @@ class SAFLSimulator:
                          for v, s in self.versions.items()},
             "clock": clock["clock"],
             "results": {str(i): _update_to_dict(u) for i, u in self.results.items()},
-            "agg_counts": self.agg_counts.clone(), "cost_time": int(self.cost_time),
-            "wall_time": float(self.wall_time), "timers": dict(self.timers),
-            "staleness": [int(self.staleness_sum), int(self.staleness_n)],
-            "queue": {k: int(v) for k, v in self.queue.items()},
+            "agg_counts": self.agg_counts.clone(), **self.stats.to_checkpoint(),
             "strategy": self.strategy.state_dict(),
             "client_rows": list(self._client_rows),
         }
@@ -498,22 +485,10 @@ class SAFLSimulator:
         self.clock.restore(state)
         self.results = {int(i): _update_from_dict(d) for i, d in state["results"].items()}
         self.agg_counts.copy_(state["agg_counts"])
-        self.cost_time = int(state["cost_time"])
-        self.wall_time = float(state["wall_time"])
-        self.timers = {k: float(v) for k, v in state["timers"].items()}
-        self.staleness_sum, self.staleness_n = (int(x) for x in state["staleness"])
-        if "queue" in state:
-            self.queue = {k: int(v) for k, v in state["queue"].items()}
-        else:  # a checkpoint from before the queue counters: count from here (uploads:
-            # all finished trainings, exact unless clients dropped out)
-            up = self.clock.n_trainings - len(self.clock.inflight)
-            self.queue = {"uploads": up, "aggregated": 0, "replaced": 0, "backlog_sum": 0,
-                          "backlog_max": 0, "rounds": 0}
+        self.stats = RunStats.from_checkpoint(state, self.clock.n_trainings - len(self.clock.inflight))
         self.strategy.load_state_dict(state["strategy"])
         self._client_rows = list(state["client_rows"])
-        self.ctx.round = self.round
-        self.ctx.tick = self.clock.tick
-        self.ctx.delays = torch.tensor(self.clock.current_delays(), dtype=torch.long)
+        self.ctx = self._tick_context(self.clock.tick)
         self._plan_skips()
         missing = self.clock.live_ids() - set(self.results)
         if missing:  # written by a run that skipped trainings: none of them may be aggregated here

@@ -15,7 +15,8 @@ at the end of this tick; default: it holds >= K updates, spec §1), :meth:`Strat
 (which buffered updates form the round; default the oldest K) and the class attribute
 ``history`` (how many global versions :meth:`SimContext.global_history` must serve; default 2,
 what FedQS Mod① needs), and ``reads_unaggregated`` (default True; False lets the simulator skip
-trainings whose result no aggregation reads).
+trainings whose result no aggregation reads). A strategy receives a frozen :class:`SimContext`
+per tick and keeps its own state itself.
 
 Conventions
 -----------
@@ -83,12 +84,14 @@ class NoOptions:
     """Options of a strategy that has none."""
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class SimContext:
-    """Read-only view of the simulation that the simulator hands to strategies.
+    """The simulation as a strategy sees it during one tick: a frozen value.
 
-    Strategies must not mutate it (the simulator updates ``round``, ``tick``, ``agg_counts`` and
-    the global history itself). Tests may build one directly with only the fields they need.
+    The simulator builds a new one at every tick (:meth:`at_tick`: ``round``, ``tick``,
+    ``delays`` and a copy of ``agg_counts``); everything else is fixed for the run. Tests may build
+    one directly with only the fields they need (``versions``: the global states
+    :meth:`global_history` serves when there is no ``history_fn``).
     """
 
     n_clients: int
@@ -101,17 +104,21 @@ class SimContext:
     val_parts: list | None = None  # list[LongTensor] | None: each client's validation indices
     device: Any = "cpu"
     seed: int = 0
-    round: int = 0
+    round: int = 0  # aggregations so far = version of the current global model
     tick: int = 0
     agg_counts: Tensor | None = None  # LongTensor [N]: how often each client was aggregated
     delays: Tensor | None = None  # LongTensor [N]: each client's current delay r_i (ticks)
     history_fn: Callable[[int], list] | None = None
     per_class_fn: Callable[[State, Tensor], Tensor] | None = None
-    _history: list = field(default_factory=list)  # fallback store when history_fn is None
+    versions: Sequence = ()  # the global states, oldest first, when history_fn is None
 
     def __post_init__(self):
         if self.agg_counts is None:
-            self.agg_counts = torch.zeros(self.n_clients, dtype=torch.long)
+            object.__setattr__(self, "agg_counts", torch.zeros(self.n_clients, dtype=torch.long))
+
+    def at_tick(self, round: int, tick: int, delays: Tensor, agg_counts: Tensor) -> "SimContext":
+        """The context of one tick: this one with its per-tick fields replaced."""
+        return dataclasses.replace(self, round=round, tick=tick, delays=delays, agg_counts=agg_counts)
 
     def global_history(self, n: int) -> list[State]:
         """The last ``n`` global states, newest last (fewer at the start of training).
@@ -120,7 +127,7 @@ class SimContext:
         """
         if self.history_fn is not None:
             return self.history_fn(n)
-        return list(self._history[-n:]) if n > 0 else []
+        return list(self.versions[-n:]) if n > 0 else []
 
     def evaluate_per_class(self, state: State, indices: Tensor) -> Tensor:
         """Per-class accuracy (float tensor [num_classes], NaN where a class has no sample) of

@@ -7,7 +7,7 @@ or with ``+smofi``, ``+fedavgm``, ``+slowmo`` — plus ``fednag``, and the alias
 ``smofi`` (= fedavg+smofi), ``fedavgm`` / ``slowmo`` (= fedavg+…). Each name's options dataclass
 holds the base's and the add-on's options (:func:`fedlib.split.methods.options_class`).
 
-Every spec's trainer is :func:`build_trainer`: run config -> :class:`~fedlib.split.sfl.SplitTrainer`.
+Every spec's trainer is :func:`build_trainer`: (run config, options) -> :class:`~fedlib.split.sfl.SplitTrainer`.
 """
 
 from __future__ import annotations
@@ -59,10 +59,11 @@ def _cut(model_cfg) -> str:
     return cut
 
 
-def build_trainer(cfg, path: str = "auto", dataset=None, parts=None) -> SplitTrainer:
-    """The :class:`SplitTrainer` of run config ``cfg`` (a ``RunConfig``, read by attribute).
+def build_trainer(cfg, options, path: str = "auto", dataset=None, parts=None) -> SplitTrainer:
+    """The :class:`SplitTrainer` of run config ``cfg`` (a ``RunConfig``, read by attribute) with
+    ``options``, the method's options instance (what the config's resolution built).
 
-    Checks the method name, its options, the combination and the cut before loading any data;
+    Checks the method name, the combination and the cut before loading any data;
     ``dataset``/``parts`` (both or neither) replace :func:`~fedlib.split.sfl.prepare_data`'s.
     The model is initialised from ``(cfg.seed, "model")``.
     """
@@ -70,9 +71,9 @@ def build_trainer(cfg, path: str = "auto", dataset=None, parts=None) -> SplitTra
 
     base, addon_name = parse_method(cfg.algorithm)
     framework = framework_of(cfg.algorithm, cfg.split.framework)
-    opts_cls = options_class(base, addon_name)
-    built = cfg.options_object() if hasattr(cfg, "options_object") else None  # a RunConfig's, built once
-    options = built if isinstance(built, opts_cls) else opts_cls(**dict(cfg.options or {}))
+    check(isinstance(options, options_class(base, addon_name)),
+          f"split method {cfg.algorithm!r} needs its options instance, got {type(options).__name__}",
+          "build the trainer through fedlib.experiments.runner.build_trainer(cfg)")
     method, addon = make_method(base, options), make_addon(addon_name, options)
     check_setup(framework, method, addon, cfg.local, path)
     n, k = int(cfg.split.clients), int(cfg.split.per_round)
