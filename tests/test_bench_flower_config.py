@@ -77,9 +77,10 @@ def test_same_partition_and_data(bench, name):
     assert len(d) == len(sim.train_parts[3])
     x, y = d[0]
     assert x.shape == xt.shape[1:] and x.dtype == torch.float32 and int(y) == int(ds.train_y[sim.train_parts[3][0]])
-    if ds.kind == "image":  # without augmentation: exactly fedlib's normalised image
+    if ds.kind == "image":  # without augmentation: fedlib's normalised image, up to float rounding
         xf, _ = ds.batch(sim.train_parts[3][:1], train=True, augment=False)
-        assert torch.allclose(x, xf[0])
+        # one sample vs a batch take different vector kernels: 1 ulp apart near 0 on AVX-512 (issue 28)
+        assert torch.allclose(x, xf[0], rtol=1e-5, atol=1e-6)
 
 
 def test_local_training_matches_preset(bench):
