@@ -89,6 +89,17 @@ class _Damaged(Exception):
     """A store entry that is not a readable result folder (``entry_problem``)."""
 
 
+def _rename_onto_free(src: Path, dst: Path) -> bool:
+    """Rename ``src`` to ``dst``; False (nothing done) when ``dst`` is taken by another entry."""
+    try:
+        os.rename(src, dst)
+        return True
+    except OSError as err:
+        if err.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.EISDIR, errno.ENOTDIR):
+            raise
+    return False
+
+
 def _exchange(a: Path, b: Path) -> bool:
     """Swap two paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where unavailable."""
     func = _renameat2()
@@ -544,12 +555,8 @@ class ResultStore:
             if final.is_dir() and not final.is_symlink() and _exchange(tmp, final):
                 shutil.rmtree(tmp, ignore_errors=True)  # the old folder, now under tmp's name
                 return
-            try:
-                os.rename(tmp, final)
+            if _rename_onto_free(tmp, final):
                 return
-            except OSError as err:
-                if err.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.EISDIR, errno.ENOTDIR):
-                    raise
             # no exchange here: the old folder goes aside (a reader waits while it is there), the new
             # one is renamed in, and only then is the old one deleted
             aside = self.root / f".{h[:12]}.{uuid.uuid4().hex[:12]}.old"
@@ -558,11 +565,8 @@ class ResultStore:
             except FileNotFoundError:
                 continue
             try:
-                os.rename(tmp, final)
-                return
-            except OSError as err:
-                if err.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.EISDIR, errno.ENOTDIR):
-                    raise
+                if _rename_onto_free(tmp, final):
+                    return
             finally:
                 shutil.rmtree(aside, ignore_errors=True)
         # another writer keeps winning the race: its result is as complete as ours
