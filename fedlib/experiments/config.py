@@ -33,7 +33,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fedlib.core.dataclass_io import (build_dataclass, coerce_fields, deep_merge, parse_overrides, plain,
-                                      set_path, unknown_key_error)
+                                      unknown_key_error)
+from fedlib.experiments.overrides import leaf_keys, merge_path, refuse_unread
 from fedlib.core.errors import FedlibError, check, check_choice
 from fedlib.data import DATASETS, PARTITIONS
 from fedlib.data.base import NORMALIZE
@@ -219,14 +220,14 @@ class RunConfig:
             check(isinstance(key, str) and bool(key.strip()),
                   f"override key {key!r} must be a dotted name such as 'local.lr'",
                   "write e.g. {'local.lr': 0.05} or ['local.lr=0.05']")
-            _merge_path(d, key, value)
-            touched |= _leaf_keys(key, value)
+            merge_path(d, key, value)
+            touched |= leaf_keys(key, value)
             if key == "options":
                 explicit |= set(value) if isinstance(value, dict) else set()
             elif key.startswith("options."):
                 explicit.add(key.split(".", 2)[1])
         new = RunConfig.from_dict(self._carry_options(d, explicit))
-        _refuse_unread(self, new, touched)
+        refuse_unread(self, new, touched, DATA_PARADIGMS)
         return new
 
     def replace(self, **changes) -> "RunConfig":
@@ -236,7 +237,7 @@ class RunConfig:
         explicit = set(changes.get("options") or {}) if isinstance(changes.get("options"), dict) \
             else set()
         new = RunConfig.from_dict(self._carry_options(d, explicit))
-        _refuse_unread(self, new, {k for key, v in changes.items() for k in _leaf_keys(key, v)})
+        refuse_unread(self, new, {k for key, v in changes.items() for k in leaf_keys(key, v)}, DATA_PARADIGMS)
         return new
 
     def _carry_options(self, d: dict, explicit: set) -> dict:
@@ -558,58 +559,6 @@ MIN_ALPHA = 1e-6
 def _at_most(name: str, value, high, note: str = "") -> None:
     check(value <= high, f"{name}={value} exceeds the limit of {high:,}" + (f" ({note})" if note else ""),
           f"use {name} <= {high:,}")
-
-
-def _merge_path(d: dict, key: str, value) -> None:
-    """``set_path``, except that a dict given for a section merges into it key by key."""
-    node = d
-    for part in key.split(".")[:-1]:
-        node = node.get(part) if isinstance(node, dict) else None
-    last = key.split(".")[-1]
-    if isinstance(value, dict) and isinstance(node, dict) and isinstance(node.get(last), dict):
-        set_path(d, key, deep_merge(node[last], value))
-    else:
-        set_path(d, key, value)
-
-
-def _leaf_keys(key, value) -> set:
-    """The dotted keys an override sets: ``("data", {"alpha": 1})`` -> ``{"data.alpha"}``."""
-    if isinstance(value, dict) and key != "options" and not str(key).startswith("options."):
-        return {k for sub, v in value.items() for k in _leaf_keys(f"{key}.{sub}", v)}
-    return {str(key)}
-
-
-def _unread_keys(cfg: "RunConfig") -> dict:
-    """Keys of a validated SAFL / split config that its run never reads -> why (issue 33). The
-    hash still covers them (presets are hashed as they are), so changing one would store a
-    duplicate run: :meth:`RunConfig.with_overrides` and :meth:`RunConfig.replace` refuse that."""
-    if cfg.paradigm not in DATA_PARADIGMS:
-        return {}
-    d, out = cfg.data, {}
-    if d.partition != "dirichlet":
-        out["data.alpha"] = f"only partition=dirichlet reads it (this run's is {d.partition!r})"
-    if d.partition != "shards":
-        out["data.shards_per_client"] = f"only partition=shards reads it (this run's is {d.partition!r})"
-    if d.partition != "role":
-        out["data.roles"] = f"only partition=role reads it (this run's is {d.partition!r})"
-    if d.validation == "none":
-        out["data.val_frac"] = "no validation split is taken (data.validation=none)"
-    if cfg.paradigm != "split":
-        out["model.cut"] = f"only split FL cuts the model (this run is {cfg.paradigm})"
-    if cfg.paradigm == "safl" and cfg.safl.delays != "uniform":
-        out["safl.ratio"] = f"only safl.delays=uniform reads it (this run's are {cfg.safl.delays!r})"
-    return out
-
-
-def _refuse_unread(old: "RunConfig", new: "RunConfig", touched: set) -> None:
-    unread = _unread_keys(new)
-    for key in sorted(touched & set(unread)):
-        section, _, name = key.partition(".")
-        before, after = getattr(getattr(old, section), name), getattr(getattr(new, section), name)
-        check(before == after,
-              f"{key}={after!r} is not read by this run: {unread[key]}; changing it would only store "
-              "a duplicate of the same run under another hash",
-              f"leave {key} out (or also set the setting that reads it)")
 
 
 _CUT_CACHE: dict[str, list] = {}

@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from fedlib.core.errors import FedlibError, check
+from fedlib.core.errors import check
 from fedlib.experiments.ledger import Ledger, export_runs, import_runs
 
 __all__ = ["register", "cmd_export", "cmd_import", "cmd_verify", "report_runs", "compare_histories"]

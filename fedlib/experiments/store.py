@@ -31,18 +31,17 @@ report it as ``damaged`` instead of failing. A reader opens
 meanwhile (its inode changed) it reads again. Checkpoint and progress files of a running run are
 written with :func:`fedlib.core.utils.atomic_write_bytes` (temporary file + rename).
 
+The files' byte formats, checksums and atomic renames are :mod:`fedlib.experiments.store_files`;
+``list`` / ``show`` / ``rm`` are :mod:`fedlib.experiments.store_admin`.
+
 Checkpoints carry the sha256 of their payload and are read with ``torch.load(weights_only=True)``
 only, so a results folder from someone else cannot run code, and an edited one is refused.
 """
 
 from __future__ import annotations
 
-import ctypes
-import errno
-import hashlib
 import io
 import json
-import math
 import os
 import re
 import shutil
@@ -55,9 +54,11 @@ from pathlib import Path
 
 import pandas as pd
 
-from fedlib.core.dataclass_io import json_clean
 from fedlib.core.errors import FedlibError
 from fedlib.core.utils import atomic_write_bytes, check_writable_dir
+from fedlib.experiments.store_admin import MIN_RM_PREFIX, StoreAdmin  # noqa: F401
+from fedlib.experiments.store_files import (_NOFOLLOW, _check_path_length, _Damaged, _exchange, _json_bytes,  # noqa: F401
+                                            _rename_onto_free, _sha256, csv_to_frame, frame_to_csv)
 
 __all__ = ["ResultStore", "RunResult", "CorruptResultWarning", "default_root"]
 
@@ -79,83 +80,6 @@ def _outer_problem(outer) -> str | None:
     if _sha256(outer["payload"].numpy().tobytes()) != outer.get("sha256"):
         return "its checksum does not match (truncated or modified)"
     return None
-
-
-MIN_RM_PREFIX = 8  # `results rm` by a shorter prefix needs --yes (issue 33)
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-
-
-class _Damaged(Exception):
-    """A store entry that is not a readable result folder (``entry_problem``)."""
-
-
-def _rename_onto_free(src: Path, dst: Path) -> bool:
-    """Rename ``src`` to ``dst``; False (nothing done) when ``dst`` is taken by another entry."""
-    try:
-        os.rename(src, dst)
-        return True
-    except OSError as err:
-        if err.errno not in (errno.ENOTEMPTY, errno.EEXIST, errno.EISDIR, errno.ENOTDIR):
-            raise
-    return False
-
-
-def _exchange(a: Path, b: Path) -> bool:
-    """Swap two paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where unavailable."""
-    func = _renameat2()
-    if func is None:
-        return False
-    if func(-100, os.fsencode(a), -100, os.fsencode(b), 2) == 0:  # AT_FDCWD, RENAME_EXCHANGE
-        return True
-    err = ctypes.get_errno()
-    if err in (errno.ENOSYS, errno.EINVAL, errno.ENOTSUP, errno.EOPNOTSUPP, errno.EXDEV):
-        return False
-    if err == errno.ENOENT:
-        return False  # the target vanished meanwhile: a plain rename follows
-    raise OSError(err, os.strerror(err), str(b))
-
-
-_RENAMEAT2: list = []
-
-
-def _renameat2():
-    if not _RENAMEAT2:
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            fn = libc.renameat2
-            fn.argtypes = [ctypes.c_int, ctypes.c_char_p, ctypes.c_int, ctypes.c_char_p, ctypes.c_uint]
-            fn.restype = ctypes.c_int
-        except (OSError, AttributeError):
-            fn = None
-        _RENAMEAT2.append(fn)
-    return _RENAMEAT2[0]
-
-
-def _json_field(blob, key: str | None = None) -> dict:
-    """``json.loads(blob)`` (its ``key`` entry) as a dict; {} for a missing or unreadable blob."""
-    try:
-        out = json.loads(blob) if blob else {}
-        out = out.get(key, {}) if key and isinstance(out, dict) else out
-    except Exception:  # noqa: BLE001 - a damaged file reads as nothing; status says why
-        return {}
-    return out if isinstance(out, dict) else {}
-
-
-def _mtime(d: Path) -> str | None:
-    try:
-        return time.strftime("%Y-%m-%d %H:%M", time.localtime(os.lstat(d).st_mtime))
-    except OSError:
-        return None
-
-
-def _check_path_length(path: Path) -> None:
-    """FedlibError for a path the file system cannot hold (a name over 255 bytes, or too long)."""
-    text = str(path)
-    longest = max((len(os.fsencode(part)) for part in path.parts), default=0)
-    if longest > 255 or len(os.fsencode(text)) > 4000:
-        raise FedlibError(f"the result store path {text[:60]!r}... ({len(text)} characters) is too long "
-                          "for the file system (a folder name holds at most 255 bytes)",
-                          "set FEDLIB_RESULTS (or --results / store=) to a shorter path")
 
 
 class CorruptResultWarning(UserWarning):
@@ -186,33 +110,7 @@ def default_root() -> Path:
     return Path(os.environ.get("FEDLIB_RESULTS") or "results")
 
 
-def _sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
-def _json_bytes(obj) -> bytes:
-    return (json.dumps(json_clean(obj), indent=2, sort_keys=True, allow_nan=False) + "\n").encode()
-
-
-def frame_to_csv(df: pd.DataFrame) -> bytes:
-    if df is None or (df.empty and len(df.columns) == 0):
-        return b""
-    return df.to_csv(index=False).encode()
-
-
-# pandas < 3 parses floats with a fast, slightly inexact parser unless asked for round-trip;
-# pandas >= 3 is exact by default and deprecates the argument
-_ROUND_TRIP = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
-
-
-def csv_to_frame(data: bytes) -> pd.DataFrame:
-    """Exact inverse of :func:`frame_to_csv`: floats read back bit for bit."""
-    if not data.strip():
-        return pd.DataFrame()
-    return pd.read_csv(io.BytesIO(data), **_ROUND_TRIP)
-
-
-class ResultStore:
+class ResultStore(StoreAdmin):
     """A folder of finished runs and checkpoints, addressed by config hash."""
 
     def __init__(self, root: str | os.PathLike | None = None):
@@ -669,125 +567,3 @@ class ResultStore:
         """Remove everything of one run (before a forced recompute): its folder is renamed aside
         in one step, so a reader sees the old result whole or nothing."""
         self._discard(self._hash(cfg_or_hash))
-
-    @staticmethod
-    def _progress(d: Path) -> dict:
-        try:
-            return json.loads((d / "progress.json").read_bytes())
-        except Exception:  # noqa: BLE001
-            return {}
-
-    # ------------------------------------------------------------------ inspection
-    def list(self) -> pd.DataFrame:
-        """One row per stored run: hash, status, what it is, and its headline metrics."""
-        rows = []
-        for h in self.hashes():
-            d = self.root / h
-            snap, state, why = self._read_entry(h)
-            if state == "missing":
-                continue  # removed since it was listed
-            cfg = _json_field(snap.get("config.json"), "config")
-            summary = _json_field(snap.get("summary.json")) if state == "done" else {}
-            data, model = cfg.get("data", {}), cfg.get("model", {})
-            data, model = data if isinstance(data, dict) else {}, model if isinstance(model, dict) else {}
-            rows.append({
-                "hash": h[:12],
-                "status": state,
-                "paradigm": cfg.get("paradigm"),
-                "algorithm": cfg.get("algorithm"),
-                "dataset": data.get("dataset"),
-                "model": model.get("name"),
-                "profile": cfg.get("profile"),
-                "seed": cfg.get("seed"),
-                "rounds": cfg.get("rounds"),
-                "done_rounds": summary.get("rounds") if state == "done"
-                else _json_field(snap.get("progress.json")).get("round", 0),
-                "final_accuracy": summary.get("final_accuracy"),
-                "convergence_accuracy": summary.get("convergence_accuracy"),
-                "modified": _mtime(d),
-                "detail": why,
-            })
-        cols = ["hash", "status", "paradigm", "algorithm", "dataset", "model", "profile", "seed",
-                "rounds", "done_rounds", "final_accuracy", "convergence_accuracy", "modified",
-                "detail"]
-        return pd.DataFrame(rows, columns=cols)
-
-    def show(self, hash_prefix: str) -> dict:
-        """Config, status, summary and sizes of one stored run."""
-        h = self.resolve(hash_prefix)
-        d = self.root / h
-        snap, state, why = self._read_entry(h)
-        if state == "missing":
-            raise FedlibError(f"no result {h[:12]!r} in {str(self.root)!r} (removed meanwhile)",
-                              "see `fedlib results list` for the stored hashes")
-        out = {"hash": h, "path": str(d), "status": state, "detail": why}
-        out["config"] = _json_field(snap.get("config.json"), "config") or None
-        if state == "done":
-            out["summary"] = _json_field(snap.get("summary.json"))
-        else:
-            out["progress"] = _json_field(snap.get("progress.json"))
-        out["files"] = {}
-        if state != "damaged":
-            try:
-                with os.scandir(d) as it:
-                    out["files"] = {e.name: e.stat(follow_symlinks=False).st_size for e in
-                                    sorted(it, key=lambda e: e.name) if e.is_file(follow_symlinks=False)}
-            except OSError:
-                pass
-        return out
-
-    def _read_entry(self, h: str) -> tuple[dict, str, str]:
-        """(files, state, detail) of one entry, from one snapshot; damaged entries never raise."""
-        try:
-            snap = self._snapshot(h)
-        except _Damaged as err:
-            return {}, "damaged", str(err)
-        if snap is None:
-            return {}, "missing", ""
-        state, why = self._verify(h, snap)
-        return snap, state, why
-
-    def rm(self, hash_prefix: str | None = None, all: bool = False, yes: bool = False) -> list[str]:
-        """Delete one run (by hash prefix), or every run with ``all=True``; returns the hashes.
-
-        A prefix shorter than :data:`MIN_RM_PREFIX` hex characters is refused unless ``yes``
-        (issue 33: one character used to delete without asking). A result that cannot be removed
-        (read-only store) raises FedlibError: nothing is reported removed that was not."""
-        if all:
-            targets = self.hashes()
-        else:
-            if hash_prefix in (None, "--all"):
-                if hash_prefix == "--all":
-                    return self.rm(all=True)
-                raise FedlibError("rm needs a hash prefix or all=True")
-            check_prefix = str(hash_prefix).strip().lower()
-            if not re.fullmatch(r"[0-9a-f]+", check_prefix):
-                raise FedlibError(f"{str(hash_prefix)[:70]!r} is not a result hash (hex digits)",
-                                  "see `fedlib results list` for the stored hashes")
-            h = self.resolve(hash_prefix)
-            if len(check_prefix) < MIN_RM_PREFIX and not yes:
-                raise FedlibError(f"hash prefix {check_prefix!r} is too short to remove by: it names "
-                                  f"{h[:12]} now, but a short prefix is easily mistyped",
-                                  f"give at least {MIN_RM_PREFIX} hex characters ({h[:MIN_RM_PREFIX]}), "
-                                  "or confirm with --yes (API: yes=True)")
-            targets = [h]
-        for h in targets:
-            self._remove(h)
-        return targets
-
-    def _remove(self, h: str) -> None:
-        """Rename ``<root>/<h>`` aside in one step, then delete it; FedlibError if it cannot."""
-        aside = self.root / f".{h[:12]}.{uuid.uuid4().hex[:12]}.old"
-        try:
-            os.rename(self.root / h, aside)
-        except FileNotFoundError:
-            return
-        except OSError as err:
-            raise FedlibError(f"could not remove result {h[:12]} from {str(self.root)!r}: {err.strerror}",
-                              "nothing was removed; make the store writable (or remove it by hand)") \
-                from None
-        try:
-            shutil.rmtree(aside) if aside.is_dir() and not aside.is_symlink() else os.unlink(aside)
-        except OSError as err:
-            raise FedlibError(f"result {h[:12]} was taken out of {str(self.root)!r}, but deleting its "
-                              f"files failed: {err.strerror}", f"delete {str(aside)!r} by hand") from None
