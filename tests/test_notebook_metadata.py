@@ -91,3 +91,18 @@ def test_no_report_carries_a_tqdm_warning_or_a_venv_path():
     offenders = [str(p.relative_to(ROOT)) for p in (ROOT / "reports").rglob("*.ipynb")
                  if re.search(r"TqdmWarning|IProgress not found|site-packages|/\.venv/", p.read_text())]
     assert offenders == []
+
+
+def test_parameter_lines_parse_for_papermill():
+    """papermill infers each parameter's type from its line and warns ("Unable to parse line") on an
+    odd number of quotes, e.g. an apostrophe in the comment: keep parameters-cell lines balanced."""
+    import json
+    from pathlib import Path
+
+    bad = []
+    for book in sorted((Path(__file__).resolve().parents[1] / "notebooks").rglob("*.ipynb")):
+        for cell in json.loads(book.read_text())["cells"]:
+            if "parameters" in cell.get("metadata", {}).get("tags", []):
+                bad += [f"{book.name}: {line.strip()}" for line in "".join(cell["source"]).splitlines()
+                        if line.count("'") % 2 or line.count('"') % 2]
+    assert not bad, bad

@@ -102,7 +102,7 @@ tasks = None       # e.g. ["adult"], ["adult-gender", "cifar10-x0.5"]; groups: a
 methods = None     # subset of METHODS below; None means all thirteen
 reduced_methods = None  # methods run on tasks this profile reduces (CPU-scale CIFAR-10 / Shakespeare); None: `methods`
 full_tasks = None  # reduced tasks that still run every method of `methods` (cpu: cifar10-x0.5)
-holdout_tasks = None  # tasks that also run FedQS-Avg / FedQS-SGD under the paper's 8:2 holdout (data.validation=holdout)
+holdout_tasks = None  # tasks that also run FedQS-Avg / FedQS-SGD under the 8:2 holdout of the paper (data.validation=holdout)
 seeds = None       # e.g. [0, 1, 2]
 rounds = None      # override T for every task; None keeps the profile default
 task_rounds = None # T per task, e.g. {"cifar10-x0.1": 100}; a task not named keeps `rounds`
@@ -267,7 +267,7 @@ show_gap_curves(gap_curves, "table2_accuracy_gap_curves", profile, GROUP, col="c
 others = diffs[(diffs["sign"] != 1) & (diffs["metric"] == "accuracy")] if len(diffs) else diffs
 if len(others):
     others = others.assign(panel=np.where(others["sign"] == -1, "paper: below its foundation (negative)",
-                                          "FedQS under the paper's 8:2 holdout − default FedQS"),
+                                          "FedQS under the 8:2 holdout of the paper − default FedQS"),
                            comparison=others["comparison"].str.replace(HOLDOUT_TAG, " (8:2)", regex=False))
 show_forest(others, "table2_accuracy_paired", profile, GROUP, y="comparison", col="column", row="panel",
             title="Paired differences, convergence accuracy (mean of the last 20 rounds)")

@@ -83,8 +83,8 @@
 # Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only smofi/ablations -p NAME=VALUE
 profile = "auto"
 ablations = None      # subset of staleness, optimizers, clients, participation, architectures
-alphas = None         # SMoFi staleness exponents with the paper's rule (decay, ÷|J^n|), all < 0
-rules = None          # subset of the RULES names below (the staleness rule's variants, at α = −0.1)
+alphas = None         # SMoFi staleness exponents with the rule of the paper (decay, ÷|J^n|), all < 0
+rules = None          # subset of the RULES names below (variants of the staleness rule, at α = −0.1)
 client_counts = None  # values of split.clients
 client_fraction = None  # share of the clients selected per round in the clients family (1.0: all)
 architectures = None  # fedlib.models names to run
@@ -93,7 +93,7 @@ adam_lr = None        # local lr for Adam and AdamW
 first_moment_only = None  # also run SMoFi with Adam fusing the first moment only (True/False)
 seeds = None          # list of run seeds (staleness, clients, architectures)
 optimizer_seeds = None  # list of run seeds for the optimizer family
-rounds = None         # rounds per run (None keeps the participation setting's)
+rounds = None         # rounds per run (None keeps that of the participation setting)
 model = None          # model of the non-architecture ablations
 cut = None            # its cut point, None means the default cut of the model
 max_test = None       # test-set subsample, None means all
