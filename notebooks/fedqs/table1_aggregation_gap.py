@@ -80,7 +80,7 @@ seeds = None       # e.g. [0, 1, 2]
 sync_seeds = None  # how many of `seeds` the synchronous cells use (their gap is zero by construction)
 rounds = None      # T; None keeps the profile default
 workers = None     # >1: run the missing cells in a local process pool first (fedlib.experiments.sweep)
-snapshot_pair = None  # also run the SAFL + non-IID cell under safl.upload=snapshot (True / False)
+snapshot_pair = None  # also run the SAFL + non-IID cell under the snapshot uploads, safl.upload: snapshot (True / False)
 
 # %%
 # NBVAL_CHECK_OUTPUT

@@ -102,7 +102,7 @@ tasks = None       # e.g. ["adult"], ["adult-gender", "cifar10-x0.5"]; groups: a
 methods = None     # subset of METHODS below; None means all thirteen
 reduced_methods = None  # methods run on tasks this profile reduces (CPU-scale CIFAR-10 / Shakespeare); None: `methods`
 full_tasks = None  # reduced tasks that still run every method of `methods` (cpu: cifar10-x0.5)
-holdout_tasks = None  # tasks that also run FedQS-Avg / FedQS-SGD under the 8:2 holdout of the paper (data.validation=holdout)
+holdout_tasks = None  # tasks that also run FedQS-Avg / FedQS-SGD under the 8:2 holdout of the paper (data.validation: holdout)
 seeds = None       # e.g. [0, 1, 2]
 rounds = None      # override T for every task; None keeps the profile default
 task_rounds = None # T per task, e.g. {"cifar10-x0.1": 100}; a task not named keeps `rounds`

@@ -84,7 +84,7 @@
 profile = "auto"
 ablations = None      # subset of staleness, optimizers, clients, participation, architectures
 alphas = None         # SMoFi staleness exponents with the rule of the paper (decay, ÷|J^n|), all < 0
-rules = None          # subset of the RULES names below (variants of the staleness rule, at α = −0.1)
+rules = None          # subset of the RULES names below (variants of the staleness rule, at α −0.1)
 client_counts = None  # values of split.clients
 client_fraction = None  # share of the clients selected per round in the clients family (1.0: all)
 architectures = None  # fedlib.models names to run
