@@ -73,10 +73,11 @@ class Ledger:
     def has(self, h: str) -> bool:
         return (self.path(h) / "DONE").is_file()
 
-    def read(self, h: str) -> dict[str, bytes]:
-        """The entry's files as the store holds them (decompressed); FedlibError if unreadable."""
+    def read(self, h: str, names=_FILES) -> dict[str, bytes]:
+        """The entry's files (``names``, default all) as the store holds them (decompressed);
+        FedlibError if unreadable."""
         d, out = self.path(h), {}
-        for name in _FILES:
+        for name in names:
             try:
                 if (d / name).is_file():
                     out[name] = (d / name).read_bytes()
@@ -90,30 +91,35 @@ class Ledger:
     def check(self, h: str) -> tuple[bool, str]:
         """(intact?, why not): the entry's files match the sha256 its DONE lists, DONE and config.json
         name this hash."""
+        files, why = self._intact(h)
+        return files is not None, why
+
+    def _intact(self, h: str) -> tuple[dict | None, str]:
+        """The entry's files if they are intact (see :meth:`check`), else (None, why not)."""
         try:
             files = self.read(h)
         except FedlibError as err:
-            return False, err.problem
+            return None, err.problem
         state, why = ResultStore._verify(h, files)
         if state != "done":
-            return False, why or state
+            return None, why or state
         try:
             if json.loads(files["config.json"]).get("config_hash") != h:
-                return False, "config.json names another config hash"
+                return None, "config.json names another config hash"
         except ValueError as err:
-            return False, f"unreadable config.json ({err})"
-        return True, ""
+            return None, f"unreadable config.json ({err})"
+        return files, ""
 
     def provenance(self, h: str) -> dict:
         """What the entry's DONE records of where it ran ({} for a run made before it was recorded)."""
         try:
-            return json.loads(self.read(h)["DONE"]).get("provenance") or {}
+            return json.loads(self.read(h, ("DONE",))["DONE"]).get("provenance") or {}
         except (FedlibError, KeyError, ValueError):
             return {}
 
     def config(self, h: str) -> dict:
         """The entry's ``config.json`` (config, data fingerprint, hash)."""
-        return json.loads(self.read(h)["config.json"])
+        return json.loads(self.read(h, ("config.json",))["config.json"])
 
     def add(self, h: str, files: dict[str, bytes]) -> bool:
         """Write one entry (False when it is already there). Written into a temporary folder and
@@ -175,11 +181,10 @@ def import_runs(ledger: Ledger, store: ResultStore, hashes: list[str] | None = N
         if store.has(h):
             rep.present.append(h)
             continue
-        ok, why = ledger.check(h) if ledger.has(h) else (False, "not in the ledger")
-        if not ok:
+        files, why = ledger._intact(h) if ledger.has(h) else (None, "not in the ledger")
+        if files is None:
             rep.refused.append((h, why))
             continue
-        files = ledger.read(h)
         done = json.loads(files["DONE"])
         store.write_folder(h, {n: files[n] for n in _FILES if n != "DONE"}, extra_done=done)
         rep.imported.append(h)
