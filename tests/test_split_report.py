@@ -92,3 +92,18 @@ def test_compare_presets_gives_algorithm_options_to_the_method_only(monkeypatch)
     assert (base.algorithm, base.options, base.seed, base.rounds) == ("sflv1", {}, 3, 2)
     assert (method.options["alpha"], method.seed, method.rounds) == (-1.0, 3, 2)
     assert out["speedup"] == 2.0 and out["baseline"] == "sflv1-cifar10-cpu"
+
+
+def test_smofi_tables_state_their_settings_once_per_block():
+    """A comparison table states each (dataset, setting) block's scale in one row, not in every row."""
+    from fedlib.reporting import comparison, settings_row, smofi_scale_note
+
+    S = {"model": "cnn", "rounds": None, "max_test": 5000, "seeds": [0, 1, 2]}
+    note = smofi_scale_note("cpu", "cpu", S, "cifar10", "shards")
+    row = settings_row("main", note, "cifar10, shards")
+    assert row["setting"] == "settings of the cifar10, shards rows below" and row["note"] == note
+    assert settings_row("Table 1", "x")["setting"] == "settings of every row below"
+    df = comparison([row, {"table": "main", "setting": "cifar10, shards, FedAvg", "metric": "final",
+                           "paper": float("nan"), "measured": 30.0, "note": "sd over seeds 1.00"}], "cpu")
+    assert list(df["setting"]) == [row["setting"], "cifar10, shards, FedAvg"]
+    assert "4000 training images" in note and "shards" in note

@@ -35,14 +35,14 @@ from fedlib.reporting.smofi import (PAPER_ACCURACY, PAPER_CIFAR10_SPEEDUP, PAPER
 from fedlib.reporting.stats import (censor, censored_extreme, censored_rounds, censored_speedup, claim_verdict,
                                     curve_metrics, paired_difference, side, signed_verdict, speedup_label, verdict)
 from fedlib.reporting.tables import (COMPARISON_COLUMNS, NOT_RUN_COLUMNS, comparison, full_table, markdown_table,
-                                     not_run_table, save_comparison, save_not_run)
+                                     not_run_table, save_comparison, save_not_run, settings_row)
 
 __all__ = [
     "PROFILES", "PARTIAL_PROFILES", "DERIVED_PROFILES", "apply_knobs", "cadence_words", "check_names", "resolve_profile", "run_label",
     "show_settings",
     "project_root", "report_dir",
     "COMPARISON_COLUMNS", "comparison", "full_table", "markdown_table", "save_comparison",
-    "NOT_RUN_COLUMNS", "not_run_table", "save_not_run",
+    "NOT_RUN_COLUMNS", "not_run_table", "save_not_run", "settings_row",
     "forest_plot", "gap_curve_plot", "paired_interval_plot", "save_figure", "show_forest", "show_gap_curves",
     "show_paired",
     "censor", "claim_verdict", "curve_metrics", "paired_difference", "side", "verdict",

@@ -20,6 +20,7 @@ import pandas as pd
 
 from fedlib.core.errors import FedlibError, check_choice
 from fedlib.reporting.profiles import check_names, run_label
+from fedlib.reporting.tables import settings_row  # noqa: F401 — the FedQS notebooks import it from here
 
 PAPER_ROUNDS = 400  # T of every paper-scale FedQS run
 
@@ -333,12 +334,6 @@ def mean_pairs(runs: pd.DataFrame, over: str, value: str, method_col: str = "met
     keep = complete[complete].index
     sel = runs.set_index([over, pair_col]).loc[lambda d: d.index.isin(keep)].reset_index()
     return sel.groupby([method_col, pair_col], as_index=False)[value].mean()
-
-
-def settings_row(table: str, text: str) -> dict:
-    """The one row that states a table's settings (scale, data, regime), so no row repeats them."""
-    return {"table": table, "setting": "settings of every row below", "metric": "", "paper": float("nan"),
-            "measured": "", "note": text}
 
 
 def not_run_row(table: str, setting: str, reason: str) -> dict:

@@ -41,6 +41,13 @@ def comparison(rows: list[dict], profile: str) -> pd.DataFrame:
     return Comparison(df[COMPARISON_COLUMNS + [c for c in df.columns if c not in COMPARISON_COLUMNS]])
 
 
+def settings_row(table: str, text: str, scope: str | None = None) -> dict:
+    """The one row that states a table's settings (scale, data, regime), so no row repeats them;
+    ``scope`` names the block it covers when a table has several (e.g. ``"cifar10, shards"``)."""
+    setting = f"settings of the {scope} rows below" if scope else "settings of every row below"
+    return {"table": table, "setting": setting, "metric": "", "paper": float("nan"), "measured": "", "note": text}
+
+
 def save_comparison(df: pd.DataFrame, name: str, profile: str, group: str = "") -> Path:
     """Write the notebook's paper-vs-measured table where ``fedlib reproduce`` collects it."""
     path = report_file(profile, group, name, ".comparison.csv")

@@ -109,7 +109,7 @@ import seaborn as sns
 
 from fedlib.reporting import (SMOFI_SCALE_KNOBS, comparison, curve_metrics, not_run_table, paired_difference,
                               resolve_profile, run_or_load, save_comparison, save_figure, save_not_run, show_settings,
-                              signed_verdict, smofi_configs, smofi_settings)
+                              settings_row, signed_verdict, smofi_configs, smofi_settings)
 from fedlib.core.errors import FedlibError
 from fedlib.split.sfl import prepare_data
 from fedlib.split.smofi import step_count_spread
@@ -329,14 +329,14 @@ def scale_note() -> str:
             f"(participation: setting {PARTIAL!r}), test on {S['max_test'] or 'all'} images — not the paper's setting")
 
 
-out = []
+out = [settings_row("ablations", scale_note())]
 mean = runs.groupby(["family", "setting", "method"], sort=False)["final"].agg(["mean", "std", "count"]) \
     if len(runs) else pd.DataFrame()
 for (fam, label, method), r in mean.iterrows():
     out.append({"table": f"ablation: {fam}", "setting": f"{label}, {method}",
                 "metric": f"final accuracy (%), mean of last {S['last']}", "paper": np.nan,
                 "measured": round(float(r["mean"]), 2),
-                "note": f"{int(r['count'])} seed(s), sd {r['std']:.2f}; {CLAIMS[fam]}; " + scale_note()})
+                "note": f"{int(r['count'])} seed(s), sd {r['std']:.2f}; {CLAIMS[fam]}"})
 for _, r in diffs.iterrows():
     out.append({"table": f"ablation: {r['family']}", "setting": f"{r['setting']}, {r['variant']} − {r['base']}",
                 "metric": "paired gain in final accuracy (points)", "paper": np.nan, "measured": round(r["mean"], 2),

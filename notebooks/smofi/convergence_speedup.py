@@ -92,7 +92,7 @@ from fedlib.reporting import (PAPER_CIFAR10_SPEEDUP, PAPER_TINYIMAGENET_ROUNDS, 
                               censored_extreme, censored_speedup, comparison, curve_metrics, dataset_missing, not_run_table,
                               paired_difference, paper_expected_sign, resolve_profile, run_or_load, save_comparison,
                               save_figure, save_not_run, show_settings, signed_verdict, smofi_configs,
-                              smofi_scale_note, smofi_settings, speedup_label)
+                              settings_row, smofi_scale_note, smofi_settings, speedup_label)
 
 profile = resolve_profile(profile)
 
@@ -318,6 +318,7 @@ for d in S["datasets"]:
                                 "paper": paper, "reason": note + f"dataset not on this machine ({availability[d]})"})
         continue
     for part in S["participations"]:
+        out.append(settings_row("speed-up", scale_note(d, part), f"{d}, {part}"))
         here = summary[(summary["dataset"] == d) & (summary["participation"] == part)]
         R = budget.get((d, part))
         for _, r in here.iterrows():
@@ -327,15 +328,14 @@ for d in S["datasets"]:
                         "paper": np.nan, "measured": r["speed-up"],
                         "note": f"{r['speed-up summary']}; per seed {r['speed-up per seed']} ('<b': not reached in "
                                 f"{R} rounds, speed-up < b); {base} needs {r['base rounds (mean)']:.1f} rounds on "
-                                f"average; target = base best: {r['speed-up, target = base best']}; "
-                                + scale_note(d, part)})
+                                f"average; target = base best: {r['speed-up, target = base best']}"})
         for pair in pairs_of(part):
             a = aucs[(d, part, pair)]
             out.append({"table": "speed-up", "setting": f"{d}, {part}, {pair} − {PAIRS[pair][0]}",
                         "metric": "paired gain in AUC (points, mean accuracy over the run)", "paper": np.nan,
                         "measured": round(a["mean"], 2),
                         "note": f"95% interval [{a['lo']:.2f}, {a['hi']:.2f}] over {a['n']} seeds, per seed "
-                                f"{a['diffs']}; {a['verdict']}; {a['claim']}; " + scale_note(d, part)})
+                                f"{a['diffs']}; {a['verdict']}; {a['claim']}"})
         full = here[here["target"] == "100% of base final"]
         smofi = full[full["pair"].str.endswith("SMoFi")]
         if d == "cifar10":
@@ -351,8 +351,7 @@ for d in S["datasets"]:
                                     "base best within 200 rounds, Dirichlet 0.1); per base: "
                                     + "; ".join(f"{r['pair']}: {r['speed-up summary']}" for _, r in smofi.iterrows())
                                     + ("" if on_paper_split(part) else "; equal-size shards: the paper runs no such "
-                                       "split, so no paper number here")
-                                    + "; " + scale_note(d, part)})
+                                       "split, so no paper number here")})
         if d == "tinyimagenet":
             sel = speed[(speed["dataset"] == d) & (speed["participation"] == part) &
                         (speed["pair"] == "FedAvg + SMoFi") & (speed["target_fraction"] == 1.0)]
@@ -362,8 +361,7 @@ for d in S["datasets"]:
                 out.append({"table": "speed-up", "setting": f"tinyimagenet, {part}, {who}",
                             "metric": "rounds to target", "paper": paper if on_paper_split(part) else np.nan,
                             "measured": round(float(v.mean()), 2) if len(v) else "not reached",
-                            "note": note + f"target = SFLV1's final; reached by {len(v)}/{len(sel)} seeds; "
-                                    + scale_note(d, part)})
+                            "note": note + f"target = SFLV1's final; reached by {len(v)}/{len(sel)} seeds"})
 sm = summary[(summary["target"] == "100% of base final") & summary["pair"].str.endswith("SMoFi")] \
     if len(summary) else summary
 x = censored_extreme(sm.to_dict("records"), smallest=False)

@@ -96,7 +96,7 @@ import seaborn as sns
 from fedlib.reporting import (PAPER_FRAMEWORKS, PAPER_TINYIMAGENET_ROUNDS, censored_rounds, comparison, curve_metrics,
                               dataset_missing, not_run_table, paired_difference, paper_expected_sign, resolve_profile,
                               run_or_load, save_comparison, save_figure, save_not_run, show_paired, show_settings,
-                              signed_verdict, smofi_configs, smofi_scale_note, smofi_settings)
+                              settings_row, signed_verdict, smofi_configs, smofi_scale_note, smofi_settings)
 
 profile = resolve_profile(profile)
 
@@ -282,6 +282,7 @@ for d in S["datasets"]:
                             "reason": p_note + f"dataset not on this machine ({availability[d]})"})
         continue
     for part in S["participations"]:
+        out.append(settings_row("frameworks", scale_note(d, part), f"{d}, {part}"))
         for fw in frameworks_of(part):
             sel = runs[(runs["dataset"] == d) & (runs["participation"] == part) & (runs["framework"] == fw)]
             setting = f"{d}, {part}, {fw}"
@@ -290,7 +291,7 @@ for d in S["datasets"]:
                         "metric": f"final accuracy (%), mean of last {S['last']}",
                         "paper": PAPER.get(d, {}).get(fw, np.nan), "measured": round(float(sel["final"].mean()), 2),
                         "note": f"sd over seeds {sel['final'].std(ddof=1):.2f}; best-of-rounds {sel['best'].mean():.2f}; "
-                                f"AUC {sel['auc'].mean():.2f}; " + scale_note(d, part)})
+                                f"AUC {sel['auc'].mean():.2f}"})
             if "SFLV1" in frameworks_of(part):
                 R = S["rounds"] or PARTICIPATION[part]["rounds"][d]
                 rt = censored_rounds(sel["rounds_to_target"], R)  # an unreached seed counts as > R rounds
@@ -300,7 +301,7 @@ for d in S["datasets"]:
                                     f"all seeds, an unreached one at {R + 1} ('≥': a lower bound); per seed "
                                     f"{sel['rounds_to_target'].tolist()} (NaN = not reached in {R} rounds); reached by "
                                     f"{rt['reached']}/{rt['n']} seeds; lock-steps to it "
-                                    f"{sel['lock-steps_to_target'].tolist()}; " + scale_note(d, part)})
+                                    f"{sel['lock-steps_to_target'].tolist()}"})
             out.append({"table": "frameworks", "setting": setting, "metric": "lock-steps per round",
                         "paper": np.nan, "measured": round(float(sel["lock-steps_per_round"].mean()), 1),
                         "note": "SFLV1/SMoFi: longest client per round; SFLV2: sum over clients (sequential server)"})
@@ -312,7 +313,7 @@ for d in S["datasets"]:
                         "paper": round(pg, 2) if pg == pg and r["metric"] == "final" else np.nan,
                         "measured": round(r["mean"], 2),
                         "note": f"95% interval [{r['lo']:.2f}, {r['hi']:.2f}] over {r['n']} seeds, per seed "
-                                f"{r['per seed']}; {r['verdict']}; {r['claim']}; " + scale_note(d, part)})
+                                f"{r['per seed']}; {r['verdict']}; {r['claim']}"})
 df = comparison(out, profile)
 save_comparison(df, "frameworks", profile, "smofi")
 not_run = not_run_table(NOT_RUN, profile)

@@ -102,7 +102,8 @@ from fedlib.experiments.metrics import rounds_to_target
 from fedlib.reporting import (PAPER_ACCURACY, SMOFI_DATASETS, SMOFI_METHODS, comparison, curve_metrics,
                               dataset_missing, not_run_table, paired_difference, paper_expected_sign,
                               resolve_profile, run_or_load, save_comparison, save_figure, save_not_run, show_paired,
-                              show_settings, signed_verdict, smofi_configs, smofi_scale_note, smofi_settings)
+                              show_settings, signed_verdict, smofi_configs, smofi_scale_note, smofi_settings,
+                              settings_row)
 from fedlib.reporting.smofi import smofi_partition
 
 profile = resolve_profile(profile)
@@ -253,6 +254,8 @@ out, NOT_RUN = [], []  # NOT_RUN: the paper's rows not run here, with the reason
 for d in S["datasets"]:
     for part in S["participations"]:
         names = methods_of(part)
+        if availability[d] is None:
+            out.append(settings_row("main", scale_note(d, part), f"{d}, {part}"))
         for name in names:
             paper = PAPER.get(d, {}).get(name, np.nan) if on_paper_split(part) else np.nan
             setting = f"{d}, {part}, {name}"
@@ -264,7 +267,7 @@ for d in S["datasets"]:
             out.append({"table": "main", "setting": setting, "metric": f"final accuracy (%), mean of last {S['last']}",
                         "paper": paper, "measured": round(float(sel["final"].mean()), 2),
                         "note": f"sd over seeds {sel['final'].std(ddof=1):.2f}; best-of-rounds {sel['best'].mean():.2f}; "
-                                f"AUC {sel['auc'].mean():.2f}; " + scale_note(d, part)})
+                                f"AUC {sel['auc'].mean():.2f}"})
         if availability[d] is not None:
             continue
         for _, r in diffs[(diffs["dataset"] == d) & (diffs["participation"] == part)].iterrows():
