@@ -31,7 +31,8 @@ from fedlib.reporting.smofi import (PAPER_ACCURACY, PAPER_CIFAR10_SPEEDUP, PAPER
                                     SMOFI_BATCH, paper_expected_sign,
                                     SMOFI_DATASETS, SMOFI_METHODS, SMOFI_PARTICIPATION, SMOFI_PRESET,
                                     SMOFI_SCALE_KNOBS, smofi_config, smofi_configs, smofi_label,
-                                    smofi_participations, smofi_scale_note, smofi_settings)
+                                    smofi_participations, smofi_scale_note, smofi_setting_title,
+                                    smofi_settings)
 from fedlib.reporting.stats import (censor, censored_extreme, censored_rounds, censored_speedup, claim_verdict,
                                     curve_metrics, paired_difference, side, signed_verdict, speedup_label, verdict)
 from fedlib.reporting.tables import (COMPARISON_COLUMNS, NOT_RUN_COLUMNS, comparison, full_table, markdown_table,
@@ -51,5 +52,5 @@ __all__ = [
     "dataset_missing", "results_store", "run_all", "run_or_load",
     "PAPER_ACCURACY", "PAPER_CIFAR10_SPEEDUP", "paper_expected_sign", "PAPER_FRAMEWORKS", "PAPER_TINYIMAGENET_ROUNDS", "SMOFI_BATCH", "SMOFI_DATASETS",
     "SMOFI_METHODS", "SMOFI_PARTICIPATION", "SMOFI_PRESET", "SMOFI_SCALE_KNOBS", "smofi_config", "smofi_configs",
-    "smofi_label", "smofi_participations", "smofi_scale_note", "smofi_settings",
+    "smofi_label", "smofi_participations", "smofi_scale_note", "smofi_setting_title", "smofi_settings",
 ]

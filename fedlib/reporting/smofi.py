@@ -146,6 +146,15 @@ def smofi_partition(profile: str, participation: str) -> str:
     return SMOFI_PARTITION_LABEL[SMOFI_PARTICIPATION[profile][participation].get("partition", "dirichlet")]
 
 
+def smofi_setting_title(profile: str, participation: str) -> str:
+    """A figure panel's name for setting ``participation``: the key and its split in a few words
+    (``"full: Dirichlet 0.1"``), so a reader need not know what ``full`` stands for."""
+    P = SMOFI_PARTICIPATION[profile][participation]
+    short = {"dirichlet": "Dirichlet 0.1", "shards": "equal-size shards", "iid": "IID"}[P.get("partition", "dirichlet")]
+    per = "" if P["per_round"] == P["clients"] else f", {P['per_round']} of {P['clients']} per round"
+    return f"{participation}: {short}{per}"
+
+
 def smofi_label(settings: dict, defaults: dict, profile: str, knobs=SMOFI_SCALE_KNOBS) -> str:
     """The run label of a SMoFi notebook: ``profile`` while every scale knob keeps the profile's
     value (``defaults``), ``custom`` once one is changed."""

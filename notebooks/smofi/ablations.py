@@ -110,6 +110,7 @@ import seaborn as sns
 from fedlib.reporting import (SMOFI_SCALE_KNOBS, comparison, curve_metrics, not_run_table, paired_difference,
                               resolve_profile, run_or_load, save_comparison, save_figure, save_not_run, show_settings,
                               settings_row, signed_verdict, smofi_configs, smofi_settings)
+from fedlib.reporting.smofi import smofi_partition
 from fedlib.core.errors import FedlibError
 from fedlib.split.sfl import prepare_data
 from fedlib.split.smofi import step_count_spread
@@ -324,7 +325,8 @@ def scale_note() -> str:
     if LABEL == "paper":
         return f"paper profile (spec §4), {len(S['seeds'])} seed(s)"
     cfg = config("fedavg", 0)
-    return (f"{profile} profile: {S['model']} on {cfg.data.max_train or 'all'} training images of cifar10, "
+    return (f"{profile} profile: {S['model']} on {cfg.data.max_train or 'all'} training images of cifar10 split by "
+            f"{smofi_partition(profile, PART)}, "
             f"{cfg.split.per_round} of {cfg.split.clients} clients per round, {cfg.rounds} rounds unless stated "
             f"(participation: setting {PARTIAL!r}), test on {S['max_test'] or 'all'} images — not the paper's setting")
 

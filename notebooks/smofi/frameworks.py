@@ -96,7 +96,8 @@ import seaborn as sns
 from fedlib.reporting import (PAPER_FRAMEWORKS, PAPER_TINYIMAGENET_ROUNDS, censored_rounds, comparison, curve_metrics,
                               dataset_missing, not_run_table, paired_difference, paper_expected_sign, resolve_profile,
                               run_or_load, save_comparison, save_figure, save_not_run, show_paired, show_settings,
-                              settings_row, signed_verdict, smofi_configs, smofi_scale_note, smofi_settings)
+                              settings_row, signed_verdict, smofi_configs, smofi_scale_note, smofi_setting_title,
+                              smofi_settings)
 
 profile = resolve_profile(profile)
 
@@ -223,7 +224,8 @@ for d, part in dict.fromkeys(k[:2] for k in hist):
                           "verdict": signed_verdict(r, sign), "claim": claim})
 diffs = pd.DataFrame(diffs, columns=["dataset", "participation", "comparison", "metric", "mean", "lo", "hi", "n",
                                      "per seed", "verdict", "claim"])
-show_paired(diffs, "frameworks_paired", profile, "smofi")
+show_paired(diffs.assign(setting=diffs["participation"].map(lambda p: smofi_setting_title(profile, p))),
+            "frameworks_paired", profile, "smofi", col="setting")
 diffs.round(2)
 
 # %% [markdown]

@@ -102,8 +102,8 @@ from fedlib.experiments.metrics import rounds_to_target
 from fedlib.reporting import (PAPER_ACCURACY, SMOFI_DATASETS, SMOFI_METHODS, comparison, curve_metrics,
                               dataset_missing, not_run_table, paired_difference, paper_expected_sign,
                               resolve_profile, run_or_load, save_comparison, save_figure, save_not_run, show_paired,
-                              show_settings, signed_verdict, smofi_configs, smofi_scale_note, smofi_settings,
-                              settings_row)
+                              show_settings, signed_verdict, smofi_configs, smofi_scale_note, smofi_setting_title,
+                              smofi_settings, settings_row)
 from fedlib.reporting.smofi import smofi_partition
 
 profile = resolve_profile(profile)
@@ -225,7 +225,8 @@ for d in S["datasets"]:
                               "claim": claim})
 diffs = pd.DataFrame(diffs, columns=["dataset", "participation", "comparison", "metric", "mean", "lo", "hi", "n",
                                      "per seed", "paper sign", "verdict", "claim"])
-show_paired(diffs, "main_accuracy_paired", profile, "smofi")
+show_paired(diffs.assign(setting=diffs["participation"].map(lambda p: smofi_setting_title(profile, p))),
+            "main_accuracy_paired", profile, "smofi", col="setting")
 diffs.round(2)
 
 # %% [markdown]
