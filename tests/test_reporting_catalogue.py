@@ -111,3 +111,10 @@ def test_new_smofi_settings_keep_the_stored_runs_hashes():
     assert iid.data.partition == "iid" and iid.split.clients == 10 and iid.rounds == 15
     nag = smofi_config("cpu", "cifar10", "fednag", 0, "full", label="cpu", model="cnn", cut="conv1", max_test=5000)
     assert nag.local.nesterov is True
+
+
+def test_rounds_knob_replaces_the_profiles_rounds_once():
+    """The settings row lists each override once: a rounds knob replaces the profile's own rounds."""
+    reduced, over = is_reduced("cifar10-x0.5", "cpu", 50)
+    assert reduced and [o for o in over if o.startswith("rounds=")] == ["rounds=50"]
+    assert [o for o in is_reduced("cifar10-x0.5", "cpu", 30)[1] if o.startswith("rounds=")] == ["rounds=30"]

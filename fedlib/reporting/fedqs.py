@@ -106,8 +106,8 @@ def is_reduced(task: str, profile: str, rounds: int | None = None) -> tuple[bool
         raise FedlibError(f"unknown task {task!r}", f"choose from {list(TASKS)}")
     suffix, over = TASKS[task][:2]
     reduce = scale(suffix, profile)
-    if rounds is not None:
-        reduce.append(f"rounds={rounds}")
+    if rounds is not None:  # the knob replaces the profile's own rounds (one entry, not two)
+        reduce = [r for r in reduce if not r.startswith("rounds=")] + [f"rounds={rounds}"]
     base = RunConfig.from_preset(f"fedavg-{suffix}").with_overrides(over)
     return base.with_overrides(reduce).config_hash() != base.config_hash(), reduce
 
