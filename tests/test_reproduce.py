@@ -69,6 +69,17 @@ def test_comparison_and_markdown():
     assert "| T2 |  | acc | 72.06 | 70.10 | cpu |  |" in md
 
 
+def test_markdown_rounds_numbers_a_mixed_csv_column_reads_back_as_text(tmp_path):
+    """A measured column holding "not run" and numbers reads back as text: the index still shows 2 decimals."""
+    import pandas as pd
+
+    path = tmp_path / "t.csv"
+    comparison([{"table": "T2", "metric": "acc", "measured": 30.049166666666668},
+                {"table": "T2", "metric": "acc", "measured": "not run"}], "cpu").to_csv(path, index=False)
+    md = markdown_table(pd.read_csv(path).astype(object).fillna(""))
+    assert "| 30.05 |" in md and "| not run |" in md and "30.049" not in md
+
+
 def test_parse_params():
     from fedlib.reproduce import parse_params
 

@@ -3,11 +3,15 @@
 from __future__ import annotations
 
 import os
+import re
 from pathlib import Path
 
 import pandas as pd
 
 from fedlib.reporting.paths import report_file
+
+# a number with 3+ decimals, as a CSV column that also holds words ("not run") reads it back: shown rounded
+_LONG_DECIMAL = re.compile(r"-?\d+\.\d{3,}")
 
 COMPARISON_COLUMNS = ["table", "setting", "metric", "paper", "measured", "profile", "note"]
 
@@ -63,6 +67,8 @@ def markdown_table(df: pd.DataFrame, floatfmt: str = "{:.2f}") -> str:
     def cell(v) -> str:
         if isinstance(v, float):
             return "" if v != v else floatfmt.format(v)
+        if isinstance(v, str) and _LONG_DECIMAL.fullmatch(v):  # a number read back from a mixed CSV column
+            return floatfmt.format(float(v))
         return str(v).replace("|", "\\|").replace("\n", " ")
 
     head = "| " + " | ".join(map(str, df.columns)) + " |"
