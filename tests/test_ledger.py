@@ -199,3 +199,22 @@ def test_compare_histories_ignores_host_time():
     c = b.assign(accuracy=[0.1, 0.25])
     r = compare_histories(a, c)
     assert r["first_round"] == 2 and r["max_acc_diff"] == pytest.approx(5.0)
+
+
+def test_index_gives_the_minutes_a_reports_runs_took_from_their_own_records(tmp_path, filled):
+    """The index's *run minutes*: the runs' recorded wall times summed, however quickly the report
+    itself was last re-rendered; a partial sum says how many runs it covers."""
+    from fedlib.reproduce import run_minutes
+
+    store, hashes = filled
+    out = tmp_path / "proj" / "reports" / "cpu"
+    out.mkdir(parents=True)
+    led = Ledger(tmp_path / "proj" / "ledger")
+    export_runs(store, led, hashes[:2])
+    assert run_minutes(out, "demo.ipynb") == ""  # no record of its runs
+    (out / "demo.runs.json").write_text(json.dumps({"runs": hashes}))
+    walls = [json.loads((store.path(h) / "summary.json").read_text())["wall_time"] / 60 for h in hashes[:2]]
+    assert led.wall_minutes(hashes[0]) == pytest.approx(walls[0])
+    assert run_minutes(out, "demo.ipynb") == f"{sum(walls):.0f} (2 of 3 runs)"
+    export_runs(store, led, hashes[2:])
+    assert "of" not in run_minutes(out, "demo.ipynb")

@@ -121,6 +121,13 @@ class Ledger:
         """The entry's ``config.json`` (config, data fingerprint, hash)."""
         return json.loads(self.read(h, ("config.json",))["config.json"])
 
+    def wall_minutes(self, h: str) -> float | None:
+        """The run's wall time in minutes as its ``summary.json`` records it (None when absent)."""
+        try:
+            return float(json.loads(self.read(h, ("summary.json",))["summary.json"])["wall_time"]) / 60
+        except (FedlibError, KeyError, ValueError, TypeError):
+            return None
+
     def add(self, h: str, files: dict[str, bytes]) -> bool:
         """Write one entry (False when it is already there). Written into a temporary folder and
         renamed into place, so an interrupted export leaves no half entry."""
