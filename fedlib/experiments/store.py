@@ -457,10 +457,8 @@ class ResultStore(StoreAdmin):
                 return
             # no exchange here: the old folder goes aside (a reader waits while it is there), the new
             # one is renamed in, and only then is the old one deleted
-            aside = self.root / f".{h[:12]}.{uuid.uuid4().hex[:12]}.old"
-            try:
-                os.rename(final, aside)
-            except FileNotFoundError:
+            aside = self._take_aside(h)
+            if aside is None:
                 continue
             try:
                 if _rename_onto_free(tmp, final):
@@ -474,12 +472,9 @@ class ResultStore(StoreAdmin):
 
     def _discard(self, h: str) -> None:
         """Move ``<root>/<h>`` aside (one rename: a reader sees it whole or not at all), delete it."""
-        aside = self.root / f".{h[:12]}.{uuid.uuid4().hex[:12]}.old"
-        try:
-            os.rename(self.root / h, aside)
-        except FileNotFoundError:
-            return
-        shutil.rmtree(aside, ignore_errors=True)
+        aside = self._take_aside(h)
+        if aside is not None:
+            shutil.rmtree(aside, ignore_errors=True)
 
     def _sweep_stale(self, h: str, age: float = 3600.0) -> None:
         """Remove folders an interrupted write of ``h`` left behind (``.old`` any age, ``.tmp``

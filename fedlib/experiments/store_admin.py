@@ -128,17 +128,27 @@ class StoreAdmin:
             self._remove(h)
         return targets
 
-    def _remove(self, h: str) -> None:
-        """Rename ``<root>/<h>`` aside in one step, then delete it; FedlibError if it cannot."""
+    def _take_aside(self, h: str) -> Path | None:
+        """Rename ``<root>/<h>`` to ``.<h[:12]>.<random>.old`` in one step (a reader sees the result
+        whole or not at all; ``_sweep_stale`` clears such names): the new path, None when there was
+        nothing to move. Any other ``OSError`` propagates."""
         aside = self.root / f".{h[:12]}.{uuid.uuid4().hex[:12]}.old"
         try:
             os.rename(self.root / h, aside)
         except FileNotFoundError:
-            return
+            return None
+        return aside
+
+    def _remove(self, h: str) -> None:
+        """Rename ``<root>/<h>`` aside in one step, then delete it; FedlibError if it cannot."""
+        try:
+            aside = self._take_aside(h)
         except OSError as err:
             raise FedlibError(f"could not remove result {h[:12]} from {str(self.root)!r}: {err.strerror}",
                               "nothing was removed; make the store writable (or remove it by hand)") \
                 from None
+        if aside is None:
+            return
         try:
             shutil.rmtree(aside) if aside.is_dir() and not aside.is_symlink() else os.unlink(aside)
         except OSError as err:
