@@ -259,6 +259,14 @@ def runs_file(out: Path, rel: str) -> Path:
     return out / Path(rel).with_suffix(".runs.json")
 
 
+def runs_read(out: Path, rel: str) -> list[str] | None:
+    """The hashes a report's ``<report>.runs.json`` records (None when it has no readable record)."""
+    try:
+        return json.loads(runs_file(out, rel).read_text())["runs"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+
+
 def _ledger_problem(out: Path, rel: str) -> str | None:
     """Why the runs a report read do not stand in the results ledger as today's code would make
     them (None when they all do). The smoke profile keeps no ledger."""
@@ -266,9 +274,8 @@ def _ledger_problem(out: Path, rel: str) -> str | None:
 
     if out.name == "smoke":
         return None
-    try:
-        hashes = json.loads(runs_file(out, rel).read_text())["runs"]
-    except (OSError, ValueError, KeyError, TypeError):
+    hashes = runs_read(out, rel)
+    if hashes is None:
         return "no record of the runs it read (executed before the results ledger)"
     ledger = Ledger(out.parent.parent / "ledger")
     missing = [h for h in hashes if not ledger.has(h)]
@@ -287,9 +294,8 @@ def run_minutes(out: Path, rel: str) -> str:
     because its runs were stored. Empty when the report kept no record of its runs."""
     from fedlib.experiments.ledger import Ledger
 
-    try:
-        hashes = json.loads(runs_file(out, rel).read_text())["runs"]
-    except (OSError, ValueError, KeyError, TypeError):
+    hashes = runs_read(out, rel)
+    if hashes is None:
         return ""
     ledger = Ledger(out.parent.parent / "ledger")
     minutes = [m for m in (ledger.wall_minutes(h) for h in hashes if ledger.has(h)) if m is not None]

@@ -150,7 +150,7 @@ def smofi_setting_title(profile: str, participation: str) -> str:
     """A figure panel's name for setting ``participation``: the key and its split in a few words
     (``"full: Dirichlet 0.1"``), so a reader need not know what ``full`` stands for."""
     P = SMOFI_PARTICIPATION[profile][participation]
-    short = {"dirichlet": "Dirichlet 0.1", "shards": "equal-size shards", "iid": "IID"}[P.get("partition", "dirichlet")]
+    short = smofi_partition(profile, participation).split(" (")[0]  # the table label without its gloss
     per = "" if P["per_round"] == P["clients"] else f", {P['per_round']} of {P['clients']} per round"
     return f"{participation}: {short}{per}"
 
