@@ -5,7 +5,7 @@
 
 For every paired notebook ``notebooks/<group>/<name>.{py,ipynb}``:
 
-- metadata: the kernelspec and ``language_info`` JupyterLab writes for the venv's ``python3`` kernel
+- metadata: no jupytext version in the header (it changes with each release); the kernelspec and ``language_info`` JupyterLab writes for the venv's ``python3`` kernel
   (no "Select Kernel" dialog; opening does not mark the notebook modified, a save is a no-op), no
   ``jupytext.main_language`` (jupytext drops it once a kernelspec is there);
 - first (markdown) cell: the spec it cites is linked, relatively, to ``docs/spec/<paper>.md``
@@ -31,6 +31,11 @@ KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "nam
 LANGUAGE_INFO = {"codemirror_mode": {"name": "ipython", "version": 3}, "file_extension": ".py",
                  "mimetype": "text/x-python", "name": "python", "nbconvert_exporter": "python",
                  "pygments_lexer": "ipython3", "version": "3.11.7"}
+# [D] The scripts' header leaves out the jupytext version that wrote it: a fresh clone installs
+# whatever jupytext is current, and a header naming another version made every save a change (and
+# the byte-stable checks below fail) on each jupytext release. In each notebook's own metadata, so the
+# CLI, JupyterLab's contents manager and ``jupytext.writes`` all honour it.
+METADATA_FILTER = "-jupytext.text_representation.jupytext_version"
 SPECS = ("fedqs", "smofi")
 PARAMS_HINT = ("# Edit a value here and Run All (JupyterLab), or run: "
                "fedlib reproduce --only {book} -p NAME=VALUE")
@@ -63,6 +68,7 @@ def fixed(nb, script: Path):
     """The notebook (jupytext's in-memory form) with its mechanical parts made uniform."""
     nb.metadata["kernelspec"] = dict(KERNELSPEC)
     nb.metadata.setdefault("jupytext", {}).pop("main_language", None)
+    nb.metadata["jupytext"]["notebook_metadata_filter"] = METADATA_FILTER
     rel = "/".join([".."] * len(script.parent.relative_to(ROOT).parts))
     first = nb.cells[0]
     first.source = link_spec(first.source, spec_of(script, first.source), rel)
