@@ -231,7 +231,7 @@ def censored_speedup(base_rounds, method_rounds, budget: int) -> dict:
         relation = censored.pop() if censored else "="
         value = float(np.exp(np.mean(np.log(values))))
     if relation == "none":
-        text = f"no bound ({reached}/{n} seeds reached the target; per seed {per_seed})" if n else "no seeds"
+        text = f"no bound ({reached}/{n} seeds reached the target; per seed {', '.join(per_seed)})" if n else "no seeds"
     elif relation == "=":
         text = f"{value:.2f}× (geometric mean, {n}/{n} seeds reached the target)"
     else:

@@ -224,7 +224,7 @@ if paper_scale and S["task"] == "cifar10":
 elif S["task"] == "adult":
     scale_note = f"{profile} profile: UCI Adult (FCN){' at the paper scale' if paper_scale else ', reduced'}, not the paper's CV task"
 else:
-    scale_note = (f"{profile} profile: CIFAR-10 x = {', '.join(str(a) for a in S['alphas'])} with {reduce or 'ResNet-18'}, "
+    scale_note = (f"{profile} profile: CIFAR-10 x = {', '.join(str(a) for a in S['alphas'])} with {', '.join(reduce) if reduce else 'ResNet-18'}, "
                   f"T = {S['rounds']} — not the paper's ResNet-18 / 400 rounds / x = 0.1, 0.5, 1 averaged")
 
 

@@ -211,7 +211,7 @@ for (d, part, pair, f), sel in speed.groupby(["dataset", "participation", "pair"
     cb = censored_speedup(sel["base_rounds_best"], sel["method_rounds_best"], R)
     a = aucs[(d, part, pair)]
     summary.append({"dataset": d, "participation": part, "pair": pair, "target": f"{100 * f:g}% of base final",
-                    "speed-up per seed": c["per_seed"], "speed-up": speedup_label(c), "reached": f"{c['reached']}/{c['n']}",
+                    "speed-up per seed": ", ".join(c["per_seed"]), "speed-up": speedup_label(c), "reached": f"{c['reached']}/{c['n']}",
                     "speed-up summary": c["text"], "relation": c["relation"], "value": c["value"],
                     "base rounds (mean)": sel["base_rounds"].mean(),
                     "speed-up, target = base best": speedup_label(cb),
