@@ -118,6 +118,17 @@ def _sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()[:16]
 
 
+def source_key(book: Path) -> str:
+    """What a report was executed from: its notebook's cells (type and source), not the metadata.
+    [D] A metadata-only change (a kernelspec, a jupytext header filter) alters neither what runs nor
+    what a reader sees, so it leaves reports current; an unreadable notebook keys by its bytes."""
+    try:
+        cells = [[c.get("cell_type"), "".join(c.get("source", ""))] for c in json.loads(book.read_text())["cells"]]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return _sha(book)
+    return hashlib.sha256(json.dumps(cells, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
 def _load_index(out: Path) -> dict:
     """The index on disk; a damaged one (unreadable, not a mapping of entries) reads as empty, with
     one line saying so (issue 33: it is rewritten by the next notebook's entry, never a stuck state)."""
@@ -312,7 +323,7 @@ def status_of(out: Path, rel: str, entry: dict) -> str:
     book = out.parent.parent / "notebooks" / entry.get("notebook", rel)
     if entry["status"] != "done":
         return entry["status"]
-    if book.exists() and entry.get("key", {}).get("source") != _sha(book):
+    if book.exists() and entry.get("key", {}).get("source") != source_key(book):
         return "stale: executed from an earlier source of the notebook"
     problem = _ledger_problem(out, rel)
     return f"stale: {problem}" if problem else "done"
@@ -448,7 +459,7 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
         source = str(book.relative_to(root / "notebooks"))
         rel = report_rel(source, params)
         bar.set_postfix_str(rel)
-        key = {"source": _sha(book), "fedlib": __version__, "params": params or {}}
+        key = {"source": source_key(book), "fedlib": __version__, "params": params or {}}
         entry = index.get(rel, {})
         if not force and entry.get("status") == "done" and entry.get("key") == key and (out / rel).exists() \
                 and status_of(out, rel, entry) == "done":

@@ -129,6 +129,20 @@ def test_index_marks_a_report_stale_when_its_notebook_changed(tmp_path):
     assert "**Stale** (executed from an earlier source of the notebook)" in readme and "--only demo.ipynb" in readme
 
 
+def test_a_metadata_only_change_leaves_the_report_current(tmp_path):
+    from fedlib.reproduce import write_index
+
+    root = _project(tmp_path)
+    index = reproduce("smoke", root=root)
+    out = root / "reports" / "smoke"
+    book = nbformat.read(root / "notebooks" / "demo.ipynb", as_version=4)
+    book.metadata["jupytext"] = {"notebook_metadata_filter": "-jupytext.text_representation.jupytext_version"}
+    nbformat.write(book, root / "notebooks" / "demo.ipynb")
+    write_index(out, "smoke", index)
+    assert "stale" not in (out / "README.md").read_text()
+    assert reproduce("smoke", root=root)["demo.ipynb"]["key"] == index["demo.ipynb"]["key"]  # not re-executed
+
+
 def test_a_run_with_parameters_is_a_variant_beside_the_full_report(tmp_path):
     from fedlib.reproduce import report_rel, variant_of
 
@@ -145,7 +159,9 @@ def test_a_run_with_parameters_is_a_variant_beside_the_full_report(tmp_path):
     assert (out / "demo.comparison.csv").exists() and (out / "demo.tasks-x1.comparison.csv").exists()
     readme = (out / "README.md").read_text()
     assert "[demo.ipynb (tasks=['x1'])](demo.tasks-x1.ipynb)" in readme
-    (root / "notebooks" / "demo.ipynb").write_text((root / "notebooks" / "demo.ipynb").read_text() + " ")
+    book = nbformat.read(root / "notebooks" / "demo.ipynb", as_version=4)
+    book.cells[0].source += " "  # a source edit, however small, makes the reports of the old source stale
+    nbformat.write(book, root / "notebooks" / "demo.ipynb")
     reproduce("smoke", root=root, params={"tasks": ["x2"]})
     stale = (out / "README.md").read_text()
     assert "--only demo.ipynb -p 'tasks=[\"x1\"]'" in stale  # the variant is stale, named with its flags
