@@ -315,6 +315,13 @@ def run_minutes(out: Path, rel: str) -> str:
     return f"{sum(minutes):.0f}" + ("" if len(minutes) == len(hashes) else f" ({len(minutes)} of {len(hashes)} runs)")
 
 
+def _flow(value) -> str:
+    """A parameter value as one writes it after ``-p KEY=`` (``[cifar10-x0.1, adult]``), not a repr."""
+    if isinstance(value, (list, tuple)):
+        return "[" + ", ".join(_flow(v) for v in value) + "]"
+    return str(value)
+
+
 def status_of(out: Path, rel: str, entry: dict) -> str:
     """An index entry's status as the README shows it: ``done`` becomes ``stale`` when the notebook
     in ``notebooks/`` has changed since that report was executed (its source hash differs), or when
@@ -349,7 +356,7 @@ def write_index(out: Path, profile: str, index: dict) -> Path:
     for rel, entry in sorted(index.items()):
         mins = f"{entry.get('seconds', float('nan')) / 60:.1f}" if "seconds" in entry else ""
         extra = entry.get("key", {}).get("params")
-        shown = f"{entry.get('notebook', rel)} ({', '.join(f'{k}={v}' for k, v in extra.items())})" if extra else rel
+        shown = f"{entry.get('notebook', rel)} ({', '.join(f'{k}={_flow(v)}' for k, v in extra.items())})" if extra else rel
         lines.append(f"| [{shown}]({rel}) | {statuses[rel]} | {mins} | {run_minutes(out, rel)} | "
                      f"{entry.get('finished', '')} |")
     for rel, entry in sorted(index.items()):

@@ -158,7 +158,7 @@ def test_a_run_with_parameters_is_a_variant_beside_the_full_report(tmp_path):
     assert (out / "demo.ipynb").exists() and (out / "demo.tasks-x1.ipynb").exists()
     assert (out / "demo.comparison.csv").exists() and (out / "demo.tasks-x1.comparison.csv").exists()
     readme = (out / "README.md").read_text()
-    assert "[demo.ipynb (tasks=['x1'])](demo.tasks-x1.ipynb)" in readme
+    assert "[demo.ipynb (tasks=[x1])](demo.tasks-x1.ipynb)" in readme
     book = nbformat.read(root / "notebooks" / "demo.ipynb", as_version=4)
     book.cells[0].source += " "  # a source edit, however small, makes the reports of the old source stale
     nbformat.write(book, root / "notebooks" / "demo.ipynb")
