@@ -67,7 +67,7 @@
 #   FedAvg / FedSGD and the paper's best baselines M-step / WKAFL (18 runs each). **NLP**: Shakespeare
 #   reduced by the `safl-shakespeare-cpu` overlay (the settings row says how), the six main methods
 #   (18 runs). **RWD**: UCI Adult by gender and by ethnicity **at the paper's scale**, all thirteen methods
-#   (39 runs each). A CIFAR-10 cpu run takes ~5 CPU-minutes, a Shakespeare one ~10, an Adult run ~3.5. **Split per column**:
+#   (39 runs each). A CIFAR-10 cpu run takes ~5 CPU-minutes, a Shakespeare one ~15, an Adult run ~3.5. **Split per column**:
 #   one execution of everything is ~6 hours on two cores (plus Shakespeare), so the columns are computed one execution at
 #   a time, e.g. `fedlib reproduce --profile cpu --only fedqs/table2 -p 'tasks=[cifar10-x0.5]'` (x = 0.5
 #   splits further by `methods`); the final execution with the default `tasks` reads every run from the
