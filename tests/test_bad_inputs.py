@@ -114,6 +114,9 @@ CLI_CASES = [
     ("batch-100000", _run("local.batch_size=100000", preset=ADULT), "no client has a full batch"),
     ("max-train-10", _run("data.max_train=10", preset=ADULT), "no client has a full batch"),
     ("lr-0", _run("local.lr=0", preset=ADULT), "local.lr=0"),
+    # issue 30: FedQS would clip η0 = local.lr to lr_max at its first adaptation, silently
+    ("fedqs-eta0-above-lr-max", _run("local.lr=0.5", preset="fedqs-avg-adult-gender-smoke"),
+     "outside its bounds [lr_min, lr_max] = [0.001, 0.2]"),
     ("alpha-1e-300", _run("data.alpha=1e-300", preset="fedavg-cifar10-smoke"), "below 1e-06"),
     ("split-batch-huge", _run("local.batch_size=100000", "local.drop_last=true", "data.max_train=200",
                               preset=SPLIT),

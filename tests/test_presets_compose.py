@@ -111,6 +111,32 @@ def test_composed_is_the_task_base_with_the_algorithm_then_the_profile_overlay()
         RunConfig.from_preset("fedavgm-cifar10")
 
 
+def test_an_overlays_algorithms_entry_applies_to_that_algorithm_only():
+    # issue 30: the Shakespeare cpu overlay raises local.lr to 0.8 and FedQS's η bounds with it
+    fedqs, fedavg = RunConfig.from_preset("fedqs-sgd-shakespeare-cpu"), RunConfig.from_preset("fedavg-shakespeare-cpu")
+    assert fedqs.local.lr == fedavg.local.lr == 0.8
+    assert (fedqs.options["lr_min"], fedqs.options["lr_max"]) == (0.008, 1.6)
+    assert "lr_max" not in fedavg.options
+    # the notebooks build the same run through the same overlay (one stored result)
+    from fedlib.reporting.fedqs import task_config
+    for method in ("fedqs-avg", "fedqs-sgd", "fedavg"):
+        assert task_config(method, "shakespeare", "cpu").config_hash() == \
+            RunConfig.from_preset(f"{method}-shakespeare-cpu").config_hash()
+
+
+@pytest.mark.parametrize("entry, message", [
+    ({"fedqs-avgg": {"options": {"lr_max": 1.6}}}, "unknown safl algorithm(s) ['fedqs-avgg']"),
+    ({"fedqs-avg": 1.6}, "must map algorithm names to the keys they change"),
+])
+def test_a_bad_algorithms_entry_is_named(tmp_path, entry, message):
+    from fedlib.experiments.presets import _overlay_for
+
+    path = tmp_path / "safl-shakespeare-cpu.yaml"
+    path.write_text(yaml.safe_dump({"rounds": 5, "algorithms": entry}))
+    with pytest.raises(FedlibError, match=re.escape(message)):
+        _overlay_for(path, "safl", "fedqs-avg", ())
+
+
 def test_a_name_both_paradigms_make_belongs_to_the_first():
     assert RunConfig.from_preset("fedavg-cifar10").paradigm == "safl"
     cpu = RunConfig.from_preset("fedavg-cifar10-cpu")  # SAFL's cpu overlay, not split's

@@ -96,7 +96,7 @@ def _preset_dict(name: str, chain: tuple) -> dict:
     if profile:  # <algorithm>-<task> (a file or composed), then the profile's overlay
         stem = name[: -len(profile) - 1]
         return deep_merge(_preset_dict(stem, chain + (name,)),
-                          load_yaml_file(_overlays()[paradigm, task, profile], chain))
+                          _overlay_for(_overlays()[paradigm, task, profile], paradigm, algorithm, chain))
     base = TASKS[paradigm][task][0]
     return deep_merge(_preset_dict(base, chain + (name,)), {"algorithm": algorithm})
 
@@ -153,11 +153,30 @@ def _unknown_preset(name: str) -> FedlibError:
                        + f"`fedlib presets` lists all {len(names)} presets")
 
 
-def profile_overlay(paradigm: str, task: str, profile: str) -> dict:
-    """The overlay ``presets/profiles/<paradigm>-<task>-<profile>.yaml`` (without its description),
-    or ``{}`` where the profile changes nothing (e.g. ``cpu`` on UCI Adult: the paper's scale)."""
+def profile_overlay(paradigm: str, task: str, profile: str, algorithm: str | None = None) -> dict:
+    """The overlay ``presets/profiles/<paradigm>-<task>-<profile>.yaml`` (without its description)
+    as it applies to ``algorithm`` (its ``algorithms:`` entry merged on top; None: no entry), or
+    ``{}`` where the profile changes nothing (e.g. ``cpu`` on UCI Adult: the paper's scale)."""
     path = _overlays().get((paradigm, task, profile))
-    return {} if path is None else load_yaml_file(path, ())
+    return {} if path is None else _overlay_for(path, paradigm, algorithm, ())
+
+
+def _overlay_for(path: Path, paradigm: str, algorithm: str | None, chain: tuple) -> dict:
+    """An overlay file's dict for one algorithm: its common keys, then its ``algorithms:`` entry for
+    ``algorithm`` merged on top (e.g. FedQS's η bounds where the overlay changes ``local.lr``,
+    issue 30). Every name under ``algorithms:`` must be one of the paradigm's algorithms."""
+    from fedlib.experiments.registry import algorithms
+
+    overlay = load_yaml_file(path, chain)
+    per = overlay.pop("algorithms", None) or {}
+    check(isinstance(per, dict) and all(isinstance(v, dict) for v in per.values()),
+          f"`algorithms:` in {path.name} must map algorithm names to the keys they change",
+          "e.g. algorithms: {fedqs-avg: {options: {lr_max: 1.6}}}")
+    known = {entry.name for entry in algorithms(paradigm)}
+    unknown = sorted(set(per) - known)
+    check(not unknown, f"`algorithms:` in {path.name} names unknown {paradigm} algorithm(s) {unknown}",
+          f"choose from {sorted(known)}")
+    return deep_merge(overlay, per[algorithm]) if algorithm in per else overlay
 
 
 def overlay_overrides(overlay: dict, prefix: str = "") -> list[str]:

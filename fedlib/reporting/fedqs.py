@@ -50,11 +50,11 @@ TASK_GROUPS = {"adult": ["adult-gender", "adult-ethnicity"], "cifar10": ["cifar1
 
 
 
-def scale(suffix: str, profile: str) -> list:
+def scale(suffix: str, profile: str, method: str | None = None) -> list:
     """What ``profile`` changes on top of the paper-scale preset ``<method>-<suffix>``: the preset
     profile overlay ``fedlib/presets/profiles/safl-<suffix>-<profile>.yaml`` as overrides (its
-    ``profile`` label left to :func:`~fedlib.reporting.profiles.run_label`); ``[]`` at the paper's
-    scale. One profile mechanism for presets and notebooks: ``fedqs-avg-cifar10-cpu`` is the run
+    ``profile`` label left to :func:`~fedlib.reporting.profiles.run_label`), with the overlay's
+    ``algorithms:`` entry for ``method`` where it has one; ``[]`` at the paper's scale. One profile mechanism for presets and notebooks: ``fedqs-avg-cifar10-cpu`` is the run
     Table 2 makes at cpu. A :data:`~fedlib.reporting.profiles.DERIVED_PROFILES` profile (``long``) is its
     base profile's overlay with its overrides replacing the same keys: ``long`` on CIFAR-10 is
     ``["model.name=cnn3", "rounds=400", "eval_every=5", "eval_last=20"]``."""
@@ -62,7 +62,7 @@ def scale(suffix: str, profile: str) -> list:
     from fedlib.reporting.profiles import DERIVED_PROFILES
 
     base, extra = DERIVED_PROFILES.get(profile, (profile, ()))
-    overlay = {k: v for k, v in profile_overlay("safl", suffix, base).items() if k != "profile"}
+    overlay = {k: v for k, v in profile_overlay("safl", suffix, base, method).items() if k != "profile"}
     keys = {e.split("=", 1)[0] for e in extra}
     return [o for o in overlay_overrides(overlay) if o.split("=", 1)[0] not in keys] + list(extra)
 
@@ -97,19 +97,23 @@ def method_names(names=None) -> list:
     return check_names(names or list(METHODS), METHODS, "method")
 
 
-def is_reduced(task: str, profile: str, rounds: int | None = None) -> tuple[bool, list]:
+def is_reduced(task: str, profile: str, rounds: int | None = None,
+               method: str | None = None) -> tuple[bool, list]:
     """(does ``profile`` (or the ``rounds`` knob) change the paper-scale preset of ``task``?, the
-    overrides it adds)."""
+    overrides it adds to ``method``'s run: the overlay's ``algorithms:`` entry included)."""
     from fedlib.experiments import RunConfig
 
     if task not in TASKS:
         raise FedlibError(f"unknown task {task!r}", f"choose from {list(TASKS)}")
     suffix, over = TASKS[task][:2]
-    reduce = scale(suffix, profile)
-    if rounds is not None:  # the knob replaces the profile's own rounds (one entry, not two)
-        reduce = [r for r in reduce if not r.startswith("rounds=")] + [f"rounds={rounds}"]
+
+    def with_rounds(reduce):  # the knob replaces the profile's own rounds (one entry, not two)
+        return reduce if rounds is None else [r for r in reduce if not r.startswith("rounds=")] + [f"rounds={rounds}"]
+
+    common = with_rounds(scale(suffix, profile))
     base = RunConfig.from_preset(f"fedavg-{suffix}").with_overrides(over)
-    return base.with_overrides(reduce).config_hash() != base.config_hash(), reduce
+    reduce = common if method is None else with_rounds(scale(suffix, profile, method))
+    return base.with_overrides(common).config_hash() != base.config_hash(), reduce
 
 
 def task_config(method: str, task: str, profile: str, rounds: int | None = None, extra=()):
@@ -118,7 +122,7 @@ def task_config(method: str, task: str, profile: str, rounds: int | None = None,
     from fedlib.experiments import RunConfig
 
     suffix, over = TASKS[task][:2]
-    reduced, reduce = is_reduced(task, profile, rounds)
+    reduced, reduce = is_reduced(task, profile, rounds, method)
     label = run_label(profile, not reduced)
     return RunConfig.from_preset(f"{method}-{suffix}").with_overrides([*over, *reduce, *extra, f"profile={label}"])
 

@@ -313,7 +313,10 @@ means_rule = ("means over the six columns, beside the paper's" if six else
 
 def col_scale(task):
     reduced, over = is_reduced(task, profile, rounds_of(task))
-    return f"{TASKS[task][2]}: " + (f"{profile} profile ({', '.join(over)})" if reduced else "paper scale")
+    own = {METHODS[m][0]: [o for o in is_reduced(task, profile, rounds_of(task), m)[1] if o not in over]
+           for m in methods_on(task)}  # what the overlay's `algorithms:` entries add to one method
+    own = "".join(f"; {name} also {', '.join(extra)}" for name, extra in own.items() if extra)
+    return f"{TASKS[task][2]}: " + (f"{profile} profile ({', '.join(over)}{own})" if reduced else "paper scale")
 
 
 out = [settings_row("Table 2", "; ".join(col_scale(t) for t in task_list)

@@ -131,7 +131,16 @@ class FedQS(Strategy):
         parameters Mod① compares, Mod②'s warm-up momentum); checks the run can serve FedQS."""
         o, base = self.options, ctx.base_local
         eta0 = o.eta0 if o.eta0 is not None else getattr(base, "lr", None)
-        self.state = FedQSState.initial(int(ctx.n_clients), float(eta0 if eta0 is not None else 0.1))
+        eta0 = float(eta0 if eta0 is not None else 0.1)
+        # issue 30: an η0 outside the bounds is clipped at the first adaptation, silently training
+        # FedQS at another rate than every baseline (the Shakespeare cpu overlay's lr 0.8 vs 0.2)
+        check(o.lr_min <= eta0 <= o.lr_max,
+              f"FedQS's initial rate η0 = {eta0:g} ({'options.eta0' if o.eta0 is not None else 'local.lr'}) lies "
+              f"outside its bounds [lr_min, lr_max] = [{o.lr_min:g}, {o.lr_max:g}]: Mod② would clip every client "
+              "to the bound at its first adaptation",
+              f"set options.lr_min / options.lr_max around η0 (the official code's [0.001, 0.2] are [η0/100, 2·η0] "
+              f"for its η0 = 0.1, i.e. [{eta0 / 100:g}, {2 * eta0:g}] here), or choose a local.lr inside them")
+        self.state = FedQSState.initial(int(ctx.n_clients), eta0)
         warmup = float(getattr(base, "momentum", 0.0) or 0.0)
         self._setup_caches(_parameter_keys(ctx.model), o.mod2_params(self.rules, warmup_momentum=warmup))
         if o.momentum:
