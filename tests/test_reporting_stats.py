@@ -68,12 +68,12 @@ def test_paired_interval_plot_draws_an_interval_on_every_panel():
 
 
 def test_verdict_counts_the_favourable_pairs_on_the_papers_side():
-    """Lower-is-better claims (a loss, ``expected_sign=-1``): negative pairs favour the method."""
+    """Lower-is-better claims (a loss, ``expected_sign=-1``): negative pairs are on the paper's side."""
     lower = {"n": 3, "lo": -0.11, "hi": -0.02, "wins": 0, "diffs": [-0.086, -0.049, -0.064]}
-    assert verdict(lower, -1) == "paper's direction reproduced (interval excludes 0; 3/3 pairs favour the method)"
+    assert verdict(lower, -1) == "paper's direction reproduced (interval excludes 0; 3/3 pairs on the paper's side)"
     higher = {"n": 3, "lo": 0.7, "hi": 4.6, "wins": 3, "diffs": [3.6, 2.2, 2.2]}
-    assert verdict(higher) == "paper's direction reproduced (interval excludes 0; 3/3 pairs favour the method)"
-    assert "1/3 pairs favour" in verdict({"n": 3, "lo": -1.0, "hi": 1.0, "wins": 2, "diffs": [0.4, 0.2, -0.9]}, -1)
+    assert verdict(higher) == "paper's direction reproduced (interval excludes 0; 3/3 pairs on the paper's side)"
+    assert "1/3 pairs on the paper's side" in verdict({"n": 3, "lo": -1.0, "hi": 1.0, "wins": 2, "diffs": [0.4, 0.2, -0.9]}, -1)
 
 
 def test_side_counts_only_resolved_differences():

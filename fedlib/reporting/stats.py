@@ -92,8 +92,8 @@ def verdict(diff: dict, expected_sign: int = 1) -> str:
     if lo > 0 or hi < 0:
         sign = 1 if lo > 0 else -1
         return ("paper's direction reproduced" if sign == expected_sign else "opposite of the paper's direction") + \
-            f" (interval excludes 0; {favour}/{diff['n']} pairs favour the method{_fragile_note(diff)})"
-    return f"not resolved: the interval contains 0 ({favour}/{diff['n']} pairs favour the method)"
+            f" (interval excludes 0; {favour}/{diff['n']} pairs on the paper's side{_fragile_note(diff)})"
+    return f"not resolved: the interval contains 0 ({favour}/{diff['n']} pairs on the paper's side)"
 
 
 # ------------------------------------------------------------------ verdicts from resolved differences
