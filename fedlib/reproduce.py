@@ -96,15 +96,26 @@ def books_for(books: list[Path], profile: str, root: Path) -> list[Path]:
     return have
 
 
+# parameters that change how a report is computed, not what it reports: a run with them is the full
+# report (or the variant the other parameters name), not a variant of its own
+EXECUTION_PARAMS = ("workers",)
+
+
+def report_params(params: dict | None) -> dict:
+    """``params`` without :data:`EXECUTION_PARAMS`: what names a report and keys its index entry."""
+    return {k: v for k, v in (params or {}).items() if k not in EXECUTION_PARAMS}
+
+
 def variant_of(params: dict | None) -> str:
     """The file-name tag of a run with extra parameters: ``{"tasks": ["cifar10-x0.5"]}`` ->
-    ``".tasks-cifar10-x0.5"``; ``""`` without parameters (the full report)."""
+    ``".tasks-cifar10-x0.5"``; ``""`` without parameters (the full report) or with only
+    :data:`EXECUTION_PARAMS` (``workers=2`` computes the full report with two processes)."""
     import re
 
     def flat(value) -> str:
         return "+".join(map(flat, value)) if isinstance(value, (list, tuple)) else str(value)
 
-    tag = "".join(f".{key}-{flat(value)}" for key, value in sorted((params or {}).items()))
+    tag = "".join(f".{key}-{flat(value)}" for key, value in sorted(report_params(params).items()))
     return re.sub(r"[^A-Za-z0-9._+-]", "-", tag)
 
 
@@ -466,7 +477,7 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
         source = str(book.relative_to(root / "notebooks"))
         rel = report_rel(source, params)
         bar.set_postfix_str(rel)
-        key = {"source": source_key(book), "fedlib": __version__, "params": params or {}}
+        key = {"source": source_key(book), "fedlib": __version__, "params": report_params(params)}
         entry = index.get(rel, {})
         if not force and entry.get("status") == "done" and entry.get("key") == key and (out / rel).exists() \
                 and status_of(out, rel, entry) == "done":

@@ -148,6 +148,8 @@ def test_a_run_with_parameters_is_a_variant_beside_the_full_report(tmp_path):
 
     assert variant_of({"tasks": ["cifar10-x0.5", "adult"]}) == ".tasks-cifar10-x0.5+adult"
     assert variant_of({}) == "" and report_rel("fedqs/t2.ipynb", None) == "fedqs/t2.ipynb"
+    # workers changes how a report is computed, not what it reports: -p workers=2 is the full report
+    assert variant_of({"workers": 2}) == "" and variant_of({"workers": 2, "tasks": ["x1"]}) == ".tasks-x1"
     root = _project(tmp_path)
     reproduce("smoke", root=root)
     index = reproduce("smoke", root=root, params={"tasks": ["x1"]})
