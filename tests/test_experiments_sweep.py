@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import pandas as pd
 import pytest
@@ -110,3 +111,52 @@ def test_ray_missing_gives_a_clear_error(monkeypatch, tmp_path):
     monkeypatch.setattr(builtins, "__import__", no_ray)
     with pytest.raises(FedlibError, match=r"(?s)needs Ray.*pip install 'fedlib\[ray\]'"):
         sweep([base()], backend="ray", store=ResultStore(tmp_path), progress=False)
+
+
+DRIVER = '''
+import os, sys, time
+from concurrent.futures import ProcessPoolExecutor
+import multiprocessing as mp
+
+from fedlib.experiments.sweep import _init_worker
+
+
+def work(path):
+    with open(path, "w") as f:
+        f.write(str(os.getpid()))
+    time.sleep(120)
+
+
+if __name__ == "__main__":
+    pool = ProcessPoolExecutor(1, mp_context=mp.get_context("spawn"), initializer=_init_worker,
+                               initargs=(1, os.getpid()))
+    pool.submit(work, sys.argv[1])
+    while not (os.path.exists(sys.argv[1]) and open(sys.argv[1]).read()):
+        time.sleep(0.05)
+    os.kill(os.getpid(), 9)  # the driver dies without any cleanup, as a killed `fedlib reproduce` does
+'''
+
+
+def _alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"  # a zombie has exited
+    except FileNotFoundError:
+        return False
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="PR_SET_PDEATHSIG is Linux-only")
+def test_pool_workers_end_with_a_killed_driver(tmp_path):
+    """A worker busy with a cell stops when the process that started it is killed (it used to train on,
+    racing the next run for the same results)."""
+    import subprocess
+    import time
+
+    script, marker = tmp_path / "driver.py", tmp_path / "worker.pid"
+    script.write_text(DRIVER)
+    subprocess.run([sys.executable, str(script), str(marker)], cwd=tmp_path, timeout=120)
+    pid = int(marker.read_text())
+    deadline = time.monotonic() + 20
+    while _alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _alive(pid), f"pool worker {pid} outlived its killed driver"

@@ -110,11 +110,33 @@ def expand(configs, seeds=None) -> list[RunConfig]:
 
 
 # ---------------------------------------------------------------------------- one cell
-def _init_worker(threads: int) -> None:
+def _init_worker(threads: int, parent: int | None = None) -> None:
+    """A pool worker's start: ``threads`` intra-op threads; with ``parent`` (the driver's pid), the
+    worker ends when the driver does (:func:`die_with_parent`)."""
+    if parent is not None:
+        die_with_parent(parent)
     os.environ["OMP_NUM_THREADS"] = str(threads)
     import torch
 
     torch.set_num_threads(threads)
+
+
+def die_with_parent(parent: int) -> None:
+    """Linux: have the kernel send this process SIGTERM when ``parent`` (the process that started it)
+    dies, and leave now if it already has. A killed driver (``fedlib reproduce`` stopped, its notebook
+    kernel gone) used to leave its pool workers training the queued cells, racing the next run for the
+    same results. Elsewhere a no-op (the workers finish their queued cells)."""
+    if not sys.platform.startswith("linux"):
+        return
+    import ctypes
+    import signal
+
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM))  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):  # no prctl: keep the old behaviour
+        return
+    if os.getppid() != parent:  # the driver died before prctl took effect
+        os._exit(1)
 
 
 def run_cell(cfg_dict: dict, root: str, threads: int | None = None, payload: bool = False):
@@ -152,7 +174,7 @@ def _local(todo, root, workers, on_done):
     threads = default_threads() or 1
     ctx = mp.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
-                             initargs=(threads,)) as pool:
+                             initargs=(threads, os.getpid())) as pool:
         futures = {pool.submit(run_cell, cfg.to_dict(), root): cfg for cfg in todo}
         for fut in as_completed(futures):
             cfg = futures[fut]
