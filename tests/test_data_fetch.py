@@ -115,3 +115,21 @@ def test_cli_fetch(tmp_path, monkeypatch, capsys):
     assert main(["data", "fetch", "adult", "--root", str(tmp_path / "d")]) == 0
     assert (tmp_path / "d" / "adult" / "adult.names").read_text() == "names"
     assert "adult is in" in capsys.readouterr().out
+
+
+def test_safe_extract_checks_members_where_tarfile_has_no_filters(tmp_path, monkeypatch):
+    """Python < 3.11.4 (Debian 12's 3.11.2) has no ``extractall(filter=...)``: the same refusal by hand."""
+    import tarfile
+
+    from fedlib.data.fetch import safe_extract
+
+    monkeypatch.delattr(tarfile, "data_filter", raising=False)
+    good, evil = tmp_path / "good.tar.gz", tmp_path / "evil.tar.gz"
+    _tarball(good, {"a/b.txt": b"x"})
+    _tarball(evil, {"../escaped.txt": b"x"})
+    with tarfile.open(good) as t:
+        safe_extract(t, tmp_path / "out")
+    assert (tmp_path / "out" / "a" / "b.txt").read_bytes() == b"x"
+    with tarfile.open(evil) as t, pytest.raises(tarfile.TarError, match="outside"):
+        safe_extract(t, tmp_path / "out")
+    assert not (tmp_path / "escaped.txt").exists()

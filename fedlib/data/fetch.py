@@ -154,6 +154,23 @@ def _download(d: Download, dest: Path, timeout: float) -> None:
     os.replace(part, dest)
 
 
+def safe_extract(tar: "tarfile.TarFile", into: Path) -> None:
+    """Extract ``tar`` under ``into`` refusing members that would land outside it: tarfile's ``data``
+    filter where this Python has it (3.11.4+, 3.12+), else the same check by hand (Debian 12's Python
+    3.11.2 has no ``filter`` argument): absolute or ``..`` paths, links and special files are refused."""
+    import tarfile
+
+    if hasattr(tarfile, "data_filter"):
+        tar.extractall(into, filter="data")
+        return
+    root = os.path.realpath(into)
+    for member in tar.getmembers():
+        target = os.path.realpath(os.path.join(root, member.name))
+        if not (target == root or target.startswith(root + os.sep)) or not (member.isfile() or member.isdir()):
+            raise tarfile.TarError(f"member {member.name!r} is a link or would land outside {into}")
+    tar.extractall(into)
+
+
 def _extract(archive: Path, into: Path) -> None:
     try:
         if archive.name.endswith(".zip"):
@@ -166,7 +183,7 @@ def _extract(archive: Path, into: Path) -> None:
                 z.extractall(into)
         else:
             with tarfile.open(archive) as t:
-                t.extractall(into, filter="data")
+                safe_extract(t, into)
     except (tarfile.TarError, zipfile.BadZipFile, EOFError, OSError) as err:
         raise FedlibError(f"cannot unpack {archive}: {err}",
                           "delete the archive and run the fetch again") from None
