@@ -154,12 +154,10 @@ def _download(d: Download, dest: Path, timeout: float) -> None:
     os.replace(part, dest)
 
 
-def safe_extract(tar: "tarfile.TarFile", into: Path) -> None:
+def safe_extract(tar: tarfile.TarFile, into: Path) -> None:
     """Extract ``tar`` under ``into`` refusing members that would land outside it: tarfile's ``data``
     filter where this Python has it (3.11.4+, 3.12+), else the same check by hand (Debian 12's Python
     3.11.2 has no ``filter`` argument): absolute or ``..`` paths, links and special files are refused."""
-    import tarfile
-
     if hasattr(tarfile, "data_filter"):
         tar.extractall(into, filter="data")
         return

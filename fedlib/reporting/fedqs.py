@@ -106,14 +106,20 @@ def is_reduced(task: str, profile: str, rounds: int | None = None,
     if task not in TASKS:
         raise FedlibError(f"unknown task {task!r}", f"choose from {list(TASKS)}")
     suffix, over = TASKS[task][:2]
-
-    def with_rounds(reduce):  # the knob replaces the profile's own rounds (one entry, not two)
-        return reduce if rounds is None else [r for r in reduce if not r.startswith("rounds=")] + [f"rounds={rounds}"]
-
-    common = with_rounds(scale(suffix, profile))
+    reduce = scale(suffix, profile)
+    if rounds is not None:  # the knob replaces the profile's own rounds (one entry, not two)
+        reduce = [r for r in reduce if not r.startswith("rounds=")] + [f"rounds={rounds}"]
     base = RunConfig.from_preset(f"fedavg-{suffix}").with_overrides(over)
-    reduce = common if method is None else with_rounds(scale(suffix, profile, method))
-    return base.with_overrides(common).config_hash() != base.config_hash(), reduce
+    extra = [] if method is None else method_overrides(task, profile, method)
+    return base.with_overrides(reduce).config_hash() != base.config_hash(), reduce + extra
+
+
+def method_overrides(task: str, profile: str, method: str) -> list:
+    """What the profile overlay's ``algorithms:`` entry adds to ``method``'s run of ``task`` on top of
+    the overrides every method gets (``[]`` for most; FedQS's η bounds on Shakespeare at cpu)."""
+    suffix = TASKS[task][0]
+    common = scale(suffix, profile)
+    return [o for o in scale(suffix, profile, method) if o not in common]
 
 
 def task_config(method: str, task: str, profile: str, rounds: int | None = None, extra=()):

@@ -147,7 +147,7 @@ import seaborn as sns
 from fedlib.reporting import (cadence_words, censor, check_names, comparison, dataset_missing, full_table,
                               paired_difference, run_all, save_comparison, show_forest, show_gap_curves)
 from fedlib.reporting.fedqs import (METHODS, TASKS, accuracy_curves, claim_row, expand_tasks, interval_note, is_reduced,
-                                   mean_pairs, method_names, not_run_row, paired_gap_curves, paired_rows, run_metrics,
+                                   mean_pairs, method_names, method_overrides, not_run_row, paired_gap_curves, paired_rows, run_metrics,
                                    settings_row, target_rounds, task_config, tasks_regime)
 from fedlib.reporting.stats import verdict
 
@@ -313,8 +313,7 @@ means_rule = ("means over the six columns, beside the paper's" if six else
 
 def col_scale(task):
     reduced, over = is_reduced(task, profile, rounds_of(task))
-    own = {METHODS[m][0]: [o for o in is_reduced(task, profile, rounds_of(task), m)[1] if o not in over]
-           for m in methods_on(task)}  # what the overlay's `algorithms:` entries add to one method
+    own = {METHODS[m][0]: method_overrides(task, profile, m) for m in methods_on(task)}
     own = "".join(f"; {name} also {', '.join(extra)}" for name, extra in own.items() if extra)
     return f"{TASKS[task][2]}: " + (f"{profile} profile ({', '.join(over)}{own})" if reduced else "paper scale")
 
