@@ -16,6 +16,7 @@ from fedlib.experiments.runner import build_trainer
 from fedlib.safl.algorithms import build_simulator, prepare_task
 from fedlib.safl.baselines import BASELINES
 from fedlib.safl.delays import make_delays
+from fedlib.safl.runstats import WORK
 from fedlib.safl.schedule import Clock, Scenario, trainings_read
 from fedlib.safl.simulator import SAFLSimulator, SimSettings
 
@@ -46,7 +47,9 @@ def rows(sim, n=None):
 
 
 def untimed(summary):
-    return {k: v for k, v in summary.items() if not k.startswith("time_") and not k.endswith("_share")}
+    """The summary without host times and the work counts (both differ with skip_unread)."""
+    return {k: v for k, v in summary.items()
+            if not k.startswith("time_") and not k.endswith("_share") and k not in WORK}
 
 
 def same_state(a, b):
@@ -106,6 +109,11 @@ def test_skipping_changes_nothing(alg):
     assert a.strategy.state_dict().keys() == b.strategy.state_dict().keys()
     assert a.trainings_skipped > 0 and b.trainings_skipped == 0
     assert set(a.results) <= set(b.results)
+    # the work counts: every training started is trained or skipped; skipping moves steps, adds none
+    sa, sb = a.summary(), b.summary()
+    assert sa["trainings_skipped"] == a.trainings_skipped and sb["trainings_skipped"] == sb["steps_skipped"] == 0
+    assert sa["trainings_trained"] + sa["trainings_skipped"] == sb["trainings_trained"] == b.clock.n_trainings
+    assert sa["steps_trained"] + sa["steps_skipped"] == sb["steps_trained"] > sa["steps_trained"] > 0
 
 
 def test_engine_trains_exactly_the_trainings_read(monkeypatch):
@@ -133,6 +141,21 @@ def test_resume_with_and_without_skipping(first_skip, then_skip, tmp_path):
     resumed = make("fedsgd", skip=then_skip)
     resumed.load_state_dict(safe_torch_load(tmp_path / "ck.pt"))
     assert first + rows(resumed) == want
+    whole = make("fedsgd", skip=then_skip) if first_skip == then_skip else None
+    if whole is not None:  # the work counts carry across the checkpoint
+        rows(whole)
+        assert {k: resumed.summary()[k] for k in WORK} == {k: whole.summary()[k] for k in WORK}
+
+
+def test_a_checkpoint_without_work_counts_resumes_with_them_unknown(tmp_path):
+    part = make("fedsgd")
+    rows(part, 3)
+    state = part.state_dict()
+    del state["work"]  # written before the counts existed
+    resumed = make("fedsgd")
+    resumed.load_state_dict(state)
+    rows(resumed)
+    assert all(resumed.summary()[k] is None for k in WORK)
 
 
 def test_resume_refuses_a_checkpoint_missing_a_result_it_aggregates(tmp_path):

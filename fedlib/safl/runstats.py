@@ -17,6 +17,9 @@ __all__ = ["RunStats"]
 
 TIMERS = ("train", "eval", "strategy", "total")
 QUEUE = ("uploads", "aggregated", "replaced", "backlog_sum", "backlog_max", "rounds")
+#: local work done and left undone (issue 34 item 4): trainings and their local steps, trained or
+#: skipped as unread (simulator docstring, "Skipped trainings"); they differ with ``skip_unread``
+WORK = ("trainings_trained", "trainings_skipped", "steps_trained", "steps_skipped")
 
 
 @dataclass
@@ -29,6 +32,14 @@ class RunStats:
     staleness_sum: int = 0
     staleness_n: int = 0
     queue: dict = field(default_factory=lambda: dict.fromkeys(QUEUE, 0))  # the queue regime's counters
+    work: dict | None = field(default_factory=lambda: dict.fromkeys(WORK, 0))  # None: resumed, count unknown
+
+    def record_work(self, trained_steps: list[int], skipped_steps: list[int]) -> None:
+        """The local trainings of one start: the steps of those trained and of those skipped."""
+        if self.work is not None:
+            for kind, steps in (("trained", trained_steps), ("skipped", skipped_steps)):
+                self.work[f"trainings_{kind}"] += len(steps)
+                self.work[f"steps_{kind}"] += int(sum(steps))
 
     def add_time(self, activity: str, seconds: float) -> None:
         self.timers[activity] += seconds
@@ -66,12 +77,14 @@ class RunStats:
             "backlog_max": q["backlog_max"] if q["rounds"] else None, "backlog_final": backlog_final,
             "replaced_share": q["replaced"] / q["aggregated"] if q["aggregated"] else None,
             "buffer_keeps_up": None if rate is None else buffer_keeps_up(rate, k, backlog_final),
+            **(self.work or dict.fromkeys(WORK)),
         }
 
     def to_checkpoint(self) -> dict:
         return {"cost_time": int(self.cost_time), "wall_time": float(self.wall_time), "timers": dict(self.timers),
                 "staleness": [int(self.staleness_sum), int(self.staleness_n)],
-                "queue": {k: int(v) for k, v in self.queue.items()}}
+                "queue": {k: int(v) for k, v in self.queue.items()},
+                **({} if self.work is None else {"work": {k: int(v) for k, v in self.work.items()}})}
 
     @classmethod
     def from_checkpoint(cls, state: dict, finished_trainings: int) -> "RunStats":
@@ -80,5 +93,6 @@ class RunStats:
         queue = ({k: int(v) for k, v in state["queue"].items()} if "queue" in state
                  else {**dict.fromkeys(QUEUE, 0), "uploads": int(finished_trainings)})
         s_sum, s_n = (int(x) for x in state["staleness"])
+        work = {k: int(v) for k, v in state["work"].items()} if "work" in state else None  # older: unknown
         return cls(int(state["cost_time"]), float(state["wall_time"]),
-                   {k: float(v) for k, v in state["timers"].items()}, s_sum, s_n, queue)
+                   {k: float(v) for k, v in state["timers"].items()}, s_sum, s_n, queue, work)

@@ -68,7 +68,10 @@ report) and ``strategy.start`` is still called — when that is exact:
 Every history column, client row, summary entry and global model stays bit-identical
 (``tools/golden_histories.py``); ``skip_unread=False`` trains everything. A checkpoint holds no
 result for a skipped training; resuming checks that none of those is aggregated later.
-``trainings_skipped`` counts the skipped trainings of this process (not in the summary).
+``trainings_skipped`` counts the skipped trainings of this process; the summary's
+``trainings_trained`` / ``trainings_skipped`` / ``steps_trained`` / ``steps_skipped`` count the
+run's (kept in the checkpoint; None after resuming from a checkpoint older than them) — what the
+skip saved, the only summary entries besides the host times that differ with ``skip_unread``.
 
 Time columns of a history row
 -----------------------------
@@ -298,7 +301,9 @@ class SAFLSimulator:
         self.stats.add_time("train", t2 - t1)
         skipped = set(range(len(trainings))) - set(run)
         self.trainings_skipped += len(skipped)
-        cost = max((meta[i][0].num_steps(len(self.train_parts[trainings[i].client])) for i in skipped), default=0)
+        skipped_steps = [meta[i][0].num_steps(len(self.train_parts[trainings[i].client])) for i in sorted(skipped)]
+        self.stats.record_work([int(r.steps) for r in res], skipped_steps)
+        cost = max(skipped_steps, default=0)
         for i, r in zip(run, res):
             tr, (cfg, info) = trainings[i], meta[i]
             self.results[tr.id] = Update(
