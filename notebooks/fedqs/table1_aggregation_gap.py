@@ -114,6 +114,7 @@ import seaborn as sns
 
 from fedlib.reporting import (cadence_words, comparison, full_table, not_run_table, run_all, save_comparison,
                               save_figure, save_not_run, show_forest, show_gap_curves)
+from fedlib.reporting.costs import cost_note, cost_table
 from fedlib.reporting.fedqs import (FINAL_LAST, Study, accuracy_curves, claim_row, interval_note, paired_gap_curves,
                                    paired_rows, regimes, run_metrics, settings_row)
 
@@ -310,3 +311,19 @@ if not S["snapshot_pair"]:
 not_run = not_run_table(NOT_RUN, profile)
 save_not_run(not_run, "table1_aggregation_gap", profile, GROUP)
 not_run
+
+# %% [markdown]
+# ## What these runs cost
+#
+# Host minutes of each run (one one-thread process: CPU-minutes on a quiet core;
+# `fedlib.reporting.costs`), split into local training and evaluation, and two savings each measured
+# on the run itself: the cost of evaluating every round over the run's cost (the skipped evaluations
+# at the run's own time per evaluation), and the cost of also training the trainings no aggregation
+# reads over the run's cost (the skipped local steps at its own time per step; NaN for runs stored
+# before the simulator counted them; 1 for methods that never skip). Timings vary with the machine's
+# load: they are what these runs took here, not a benchmark.
+
+# %%
+costs = cost_table(cells, results, ["data", "FL", "aggregation", "seed"])
+print(cost_note(costs))
+costs.round(2)

@@ -146,6 +146,7 @@ import seaborn as sns
 
 from fedlib.reporting import (cadence_words, censor, check_names, comparison, dataset_missing, full_table,
                               paired_difference, run_all, save_comparison, show_forest, show_gap_curves)
+from fedlib.reporting.costs import COST_COLUMNS, cost_note, cost_table
 from fedlib.reporting.fedqs import (METHODS, TASKS, accuracy_curves, claim_row, expand_tasks, interval_note, is_reduced,
                                    mean_pairs, method_names, method_overrides, not_run_row, paired_gap_curves, paired_rows, run_metrics,
                                    settings_row, target_rounds, task_config, tasks_regime)
@@ -427,3 +428,20 @@ for (col, agg, method), r in per_task.iterrows():  # the measured table itself (
 df = comparison(out, profile)
 save_comparison(df, "table2_accuracy", profile, GROUP)
 df
+
+# %% [markdown]
+# ## What these runs cost
+#
+# Host minutes of each run (one one-thread process: CPU-minutes on a quiet core;
+# `fedlib.reporting.costs`), split into local training and evaluation, and two savings each measured
+# on the run itself: the cost of evaluating every round over the run's cost (the skipped evaluations
+# at the run's own time per evaluation), and the cost of also training the trainings no aggregation
+# reads over the run's cost (the skipped local steps at its own time per step; NaN for runs stored
+# before the simulator counted them; 1 for methods that never skip). Timings vary with the machine's
+# load: they are what these runs took here, not a benchmark.
+
+# %%
+costs = cost_table(cells, results, ["task", "method", "seed", "holdout"])
+print(cost_note(costs))
+# the mean run per task and method (seeds pooled)
+costs.groupby(["task", "method", "holdout"], sort=False)[list(COST_COLUMNS)].mean().round(2)
