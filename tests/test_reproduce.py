@@ -80,6 +80,23 @@ def test_markdown_rounds_numbers_a_mixed_csv_column_reads_back_as_text(tmp_path)
     assert "| 30.05 |" in md and "| not run |" in md and "30.049" not in md
 
 
+def test_markdown_keeps_two_significant_digits_of_small_numbers():
+    df = comparison([{"table": "F4", "metric": "loss", "measured": -0.0027959},
+                     {"table": "F4", "metric": "acc", "measured": 0.0}], "cpu")
+    md = markdown_table(df)
+    assert "| -0.0028 |" in md and "| 0.00 |" in md
+
+
+def test_interval_text_never_prints_an_interval_that_excludes_0_as_zeros():
+    from fedlib.reporting.stats import interval_text, number_text
+
+    assert interval_text(1.954, 3.091) == "[1.95, 3.09]"
+    assert interval_text(-0.0041, -0.0012) == "[-0.0041, -0.0012]"
+    assert interval_text(-0.21, -0.0004) == "[-0.21000, -0.00040]"
+    assert interval_text(float("nan"), float("nan")) == "[nan, nan]"
+    assert number_text(0.0) == "0.00" and number_text(2.5, sign=True) == "+2.50" and number_text(1e-12) == "0.000000"
+
+
 def test_parse_params():
     from fedlib.reproduce import parse_params
 

@@ -34,7 +34,8 @@ from fedlib.reporting.smofi import (PAPER_ACCURACY, PAPER_CIFAR10_SPEEDUP, PAPER
                                     smofi_participations, smofi_scale_note, smofi_setting_title,
                                     smofi_settings)
 from fedlib.reporting.stats import (censor, censored_extreme, censored_rounds, censored_speedup, claim_verdict,
-                                    curve_metrics, paired_difference, side, signed_verdict, speedup_label, verdict)
+                                    curve_metrics, interval_text, number_text, paired_difference, side,
+                                    signed_verdict, speedup_label, verdict)
 from fedlib.reporting.tables import (COMPARISON_COLUMNS, NOT_RUN_COLUMNS, comparison, full_table, markdown_table,
                                      not_run_table, save_comparison, save_not_run, settings_row)
 
@@ -46,7 +47,7 @@ __all__ = [
     "NOT_RUN_COLUMNS", "not_run_table", "save_not_run", "settings_row",
     "forest_plot", "gap_curve_plot", "paired_interval_plot", "save_figure", "show_forest", "show_gap_curves",
     "show_paired",
-    "censor", "claim_verdict", "curve_metrics", "paired_difference", "side", "verdict",
+    "censor", "claim_verdict", "curve_metrics", "interval_text", "number_text", "paired_difference", "side", "verdict",
     "signed_verdict", "censored_speedup", "speedup_label", "censored_rounds", "censored_extreme",
     "not_run",
     "dataset_missing", "results_store", "run_all", "run_or_load",

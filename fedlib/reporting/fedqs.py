@@ -356,7 +356,9 @@ def interval_note(row, unit: str = "seeds") -> str:
     """``95% interval [lo, hi] over n seeds, per seed [...]; verdict`` of a :func:`paired_rows` row
     (``unit``: what one pair is, e.g. ``"pairs (setting × seed)"`` for a pooled difference)."""
     per = "per seed" if unit == "seeds" else "per pair"
-    return (f"95% interval [{row['lo']:.2f}, {row['hi']:.2f}] over {row['n']} {unit}, {per} {row['per seed']}; "
+    from fedlib.reporting.stats import interval_text
+
+    return (f"95% interval {interval_text(row['lo'], row['hi'])} over {row['n']} {unit}, {per} {row['per seed']}; "
             f"{row['verdict']}")
 
 

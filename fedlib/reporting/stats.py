@@ -52,8 +52,29 @@ def fragile(diff: dict) -> bool:
     return min(abs(lo), abs(hi)) < CROSS_CPU_DRIFT_POINTS
 
 
+def decimals(*values: float, at_least: int = 2, at_most: int = 6) -> int:
+    """Decimals that show every nonzero finite ``value`` with two significant digits (``at_least`` /
+    ``at_most`` bound it): a loss difference of 0.003 printed as 0.00 would read as zero."""
+    import math
+
+    need = [1 - math.floor(math.log10(abs(v))) for v in values if v == v and v not in (0, math.inf, -math.inf)]
+    return min(max([at_least, *need]), at_most)
+
+
+def number_text(value: float, sign: bool = False) -> str:
+    """``value`` with :func:`decimals` (``sign``: always a + or −)."""
+    return f"{value:{'+' if sign else ''}.{decimals(value)}f}"
+
+
+def interval_text(lo: float, hi: float) -> str:
+    """``[lo, hi]`` with the decimals both bounds need (:func:`decimals`): an interval that excludes
+    0 never prints as ``[-0.00, -0.00]``."""
+    d = decimals(lo, hi)
+    return f"[{lo:.{d}f}, {hi:.{d}f}]"
+
+
 def _fragile_note(diff: dict) -> str:
-    return (f"; fragile: the interval ends {min(abs(diff['lo']), abs(diff['hi'])):.2f} points from 0, "
+    return (f"; fragile: the interval ends {number_text(min(abs(diff['lo']), abs(diff['hi'])))} points from 0, "
             f"inside the cross-CPU drift ({CROSS_CPU_DRIFT_POINTS} points)") if fragile(diff) else ""
 
 

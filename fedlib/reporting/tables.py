@@ -61,14 +61,18 @@ def save_comparison(df: pd.DataFrame, name: str, profile: str, group: str = "") 
     return path
 
 
-def markdown_table(df: pd.DataFrame, floatfmt: str = "{:.2f}") -> str:
-    """A GitHub-flavoured markdown table (no tabulate dependency)."""
+def markdown_table(df: pd.DataFrame, floatfmt: str | None = None) -> str:
+    """A GitHub-flavoured markdown table (no tabulate dependency). Numbers: ``floatfmt``, else two
+    decimals or as many as two significant digits need (a loss difference of 0.0028 is not 0.00)."""
+    from fedlib.reporting.stats import number_text
+
+    fmt = floatfmt.format if floatfmt else number_text
 
     def cell(v) -> str:
         if isinstance(v, float):
-            return "" if v != v else floatfmt.format(v)
+            return "" if v != v else fmt(v)
         if isinstance(v, str) and _LONG_DECIMAL.fullmatch(v):  # a number read back from a mixed CSV column
-            return floatfmt.format(float(v))
+            return fmt(float(v))
         return str(v).replace("|", "\\|").replace("\n", " ")
 
     head = "| " + " | ".join(map(str, df.columns)) + " |"

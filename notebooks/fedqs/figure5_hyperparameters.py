@@ -90,7 +90,7 @@ from fedlib.experiments import metrics
 from fedlib.reporting import check_names, comparison, run_all, save_comparison, save_figure
 from fedlib.reporting.fedqs import (CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, claim_row, interval_note, interval_words,
                                    paired_rows, settings_row)
-from fedlib.reporting.stats import paired_difference
+from fedlib.reporting.stats import interval_text, paired_difference
 
 sns.set_theme(style="whitegrid", context="notebook")
 GROUP = "fedqs"
@@ -175,8 +175,8 @@ def spread(hp, method, lo=-np.inf, hi=np.inf):
     best, worst = max(vals, key=vals.get), min(vals, key=vals.get)
     sel = runs[(runs["hyperparameter"] == hp) & (runs["method"] == method)]
     d = paired_difference(sel, "accuracy", best, worst, method_col="value")
-    return float(vals[best] - vals[worst]), (f"best {hp} = {best} − worst {worst}, paired: 95% interval [{d['lo']:.2f}, "
-                                             f"{d['hi']:.2f}] over {d['n']} seeds: {interval_words(d)}")
+    return float(vals[best] - vals[worst]), (f"best {hp} = {best} − worst {worst}, paired: 95% interval "
+                                             f"{interval_text(d['lo'], d['hi'])} over {d['n']} seeds: {interval_words(d)}")
 
 
 # the run at the paper's defaults: a sweep's row at its own default value (the others are at theirs)

@@ -150,7 +150,7 @@ from fedlib.reporting.costs import COST_COLUMNS, cost_note, cost_table
 from fedlib.reporting.fedqs import (METHODS, TASKS, accuracy_curves, claim_row, expand_tasks, interval_note, is_reduced,
                                    mean_pairs, method_names, method_overrides, not_run_row, paired_gap_curves, paired_rows, run_metrics,
                                    settings_row, target_rounds, task_config, tasks_regime)
-from fedlib.reporting.stats import verdict
+from fedlib.reporting.stats import interval_text, verdict
 
 sns.set_theme(style="whitegrid", context="notebook")
 GROUP = "fedqs"
@@ -365,7 +365,7 @@ for fedqs, agg, paper_acc, paper_gap, best in (("fedqs-avg", "model", 68.88, 1.7
             out.append({"table": "Table 2", "setting": f"{label} − {best_label}, mean over the columns",
                         "metric": "paired difference of the column means (points)",
                         "paper": paper_gap if six else float("nan"), "measured": d["mean"],
-                        "note": f"95% interval [{d['lo']:.2f}, {d['hi']:.2f}] over {d['n']} seeds; {verdict(d, 1)}; "
+                        "note": f"95% interval {interval_text(d['lo'], d['hi'])} over {d['n']} seeds; {verdict(d, 1)}; "
                                 f"{mean_note}; paper: +{paper_gap} (six columns)"})
     fam = family(label)
     if len(fam):

@@ -107,9 +107,9 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from fedlib.reporting import (SMOFI_SCALE_KNOBS, comparison, curve_metrics, not_run_table, paired_difference,
-                              resolve_profile, run_or_load, save_comparison, save_figure, save_not_run, show_settings,
-                              settings_row, signed_verdict, smofi_configs, smofi_settings)
+from fedlib.reporting import (SMOFI_SCALE_KNOBS, comparison, curve_metrics, interval_text, not_run_table,
+                              paired_difference, resolve_profile, run_or_load, save_comparison, save_figure,
+                              save_not_run, settings_row, show_settings, signed_verdict, smofi_configs, smofi_settings)
 from fedlib.reporting.smofi import smofi_partition
 from fedlib.core.errors import FedlibError
 from fedlib.split.sfl import prepare_data
@@ -342,7 +342,7 @@ for (fam, label, method), r in mean.iterrows():
 for _, r in diffs.iterrows():
     out.append({"table": f"ablation: {r['family']}", "setting": f"{r['setting']}, {r['variant']} − {r['base']}",
                 "metric": "paired gain in final accuracy (points)", "paper": np.nan, "measured": round(r["mean"], 2),
-                "note": f"95% interval [{r['lo']:.2f}, {r['hi']:.2f}] over {r['n']} seeds, per seed {r['per seed']}; "
+                "note": f"95% interval {interval_text(r['lo'], r['hi'])} over {r['n']} seeds, per seed {r['per seed']}; "
                         f"{r['verdict']}; {CLAIMS[r['family']]}"})
 NOT_RUN = []  # the paper's ablation rows not run here, with the reason (the reports index lists them)
 for arch in arch_skipped:

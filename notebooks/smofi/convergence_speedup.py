@@ -89,10 +89,10 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.reporting import (PAPER_CIFAR10_SPEEDUP, PAPER_TINYIMAGENET_ROUNDS, SMOFI_DATASETS, SMOFI_METHODS,
-                              censored_extreme, censored_speedup, comparison, curve_metrics, dataset_missing, not_run_table,
-                              paired_difference, paper_expected_sign, resolve_profile, run_or_load, save_comparison,
-                              save_figure, save_not_run, show_settings, signed_verdict, smofi_configs,
-                              settings_row, smofi_scale_note, smofi_settings, speedup_label)
+                              censored_extreme, censored_speedup, comparison, curve_metrics, dataset_missing,
+                              interval_text, not_run_table, paired_difference, paper_expected_sign, resolve_profile,
+                              run_or_load, save_comparison, save_figure, save_not_run, settings_row, show_settings,
+                              signed_verdict, smofi_configs, smofi_scale_note, smofi_settings, speedup_label)
 
 profile = resolve_profile(profile)
 
@@ -334,7 +334,7 @@ for d in S["datasets"]:
             out.append({"table": "speed-up", "setting": f"{d}, {part}, {pair} − {PAIRS[pair][0]}",
                         "metric": "paired gain in AUC (points, mean accuracy over the run)", "paper": np.nan,
                         "measured": round(a["mean"], 2),
-                        "note": f"95% interval [{a['lo']:.2f}, {a['hi']:.2f}] over {a['n']} seeds, per seed "
+                        "note": f"95% interval {interval_text(a['lo'], a['hi'])} over {a['n']} seeds, per seed "
                                 f"{a['diffs']}; {a['verdict']}; {a['claim']}"})
         full = here[here["target"] == "100% of base final"]
         smofi = full[full["pair"].str.endswith("SMoFi")]

@@ -94,10 +94,10 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.reporting import (PAPER_FRAMEWORKS, PAPER_TINYIMAGENET_ROUNDS, censored_rounds, comparison, curve_metrics,
-                              dataset_missing, not_run_table, paired_difference, paper_expected_sign, resolve_profile,
-                              run_or_load, save_comparison, save_figure, save_not_run, show_paired, show_settings,
-                              settings_row, signed_verdict, smofi_configs, smofi_scale_note, smofi_setting_title,
-                              smofi_settings)
+                              dataset_missing, interval_text, not_run_table, paired_difference, paper_expected_sign,
+                              resolve_profile, run_or_load, save_comparison, save_figure, save_not_run, settings_row,
+                              show_paired, show_settings, signed_verdict, smofi_configs, smofi_scale_note,
+                              smofi_setting_title, smofi_settings)
 
 profile = resolve_profile(profile)
 
@@ -257,7 +257,7 @@ for d in [d for d in S["datasets"] if availability[d] is None]:
     iid2, iid1 = mean_final(d, "iid", "SFLV2"), mean_final(d, "iid", "SFLV1")
     if carry == carry and reset == reset:
         r = paired_row(d, "full", "SFLV2 (reset) − SFLV2")
-        gap = "" if r is None else f"reset − carry {r['mean']:+.2f} [{r['lo']:.2f}, {r['hi']:.2f}] points; "
+        gap = "" if r is None else f"reset − carry {r['mean']:+.2f} {interval_text(r['lo'], r['hi'])} points; "
         resolved = r is not None and r["lo"] == r["lo"] and (r["lo"] > 0 or r["hi"] < 0)
         lines.append(f"Dirichlet 0.1: SFLV2 (carry) {carry:.1f} %, SFLV2 (reset) {reset:.1f} % ({gap}"
                      + ("resolved: resetting the server momentum per client lifts SFLV2, so the carry is a cause"
@@ -331,7 +331,7 @@ for d in S["datasets"]:
                         "metric": f"paired gain in {r['metric']} (points)",
                         "paper": round(pg, 2) if pg == pg and r["metric"] == "final" else np.nan,
                         "measured": round(r["mean"], 2),
-                        "note": f"95% interval [{r['lo']:.2f}, {r['hi']:.2f}] over {r['n']} seeds, per seed "
+                        "note": f"95% interval {interval_text(r['lo'], r['hi'])} over {r['n']} seeds, per seed "
                                 f"{r['per seed']}; {r['verdict']}; {r['claim']}"})
 df = comparison(out, profile)
 save_comparison(df, "frameworks", profile, "smofi")

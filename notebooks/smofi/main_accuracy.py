@@ -99,11 +99,11 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.experiments.metrics import rounds_to_target
-from fedlib.reporting import (PAPER_ACCURACY, SMOFI_DATASETS, SMOFI_METHODS, comparison, curve_metrics,
-                              dataset_missing, not_run_table, paired_difference, paper_expected_sign,
-                              resolve_profile, run_or_load, save_comparison, save_figure, save_not_run, show_paired,
+from fedlib.reporting import (PAPER_ACCURACY, SMOFI_DATASETS, SMOFI_METHODS, comparison, curve_metrics, dataset_missing,
+                              interval_text, not_run_table, paired_difference, paper_expected_sign, resolve_profile,
+                              run_or_load, save_comparison, save_figure, save_not_run, settings_row, show_paired,
                               show_settings, signed_verdict, smofi_configs, smofi_scale_note, smofi_setting_title,
-                              smofi_settings, settings_row)
+                              smofi_settings)
 from fedlib.reporting.smofi import smofi_partition
 
 profile = resolve_profile(profile)
@@ -278,7 +278,7 @@ for d in S["datasets"]:
             out.append({"table": "main", "setting": f"{d}, {part}, {r['comparison']}",
                         "metric": f"paired gain in {r['metric']} (points)", "paper": round(pg, 2) if pg == pg else np.nan,
                         "measured": round(r["mean"], 2),
-                        "note": f"95% interval [{r['lo']:.2f}, {r['hi']:.2f}] over {r['n']} seeds, per seed "
+                        "note": f"95% interval {interval_text(r['lo'], r['hi'])} over {r['n']} seeds, per seed "
                                 f"{r['per seed']}; {r['verdict']}; {r['claim']}"})
 df = comparison(out, profile)
 save_comparison(df, "main_accuracy", profile, "smofi")
