@@ -92,7 +92,7 @@ def test_interval_text_never_prints_an_interval_that_excludes_0_as_zeros():
 
     assert interval_text(1.954, 3.091) == "[1.95, 3.09]"
     assert interval_text(-0.0041, -0.0012) == "[-0.0041, -0.0012]"
-    assert interval_text(-0.21, -0.0004) == "[-0.21000, -0.00040]"
+    assert interval_text(-0.21, -0.0004) == "[-0.21, -0.00040]"
     assert interval_text(float("nan"), float("nan")) == "[nan, nan]"
     assert number_text(0.0) == "0.00" and number_text(2.5, sign=True) == "+2.50" and number_text(1e-12) == "0.000000"
 

@@ -67,10 +67,9 @@ def number_text(value: float, sign: bool = False) -> str:
 
 
 def interval_text(lo: float, hi: float) -> str:
-    """``[lo, hi]`` with the decimals both bounds need (:func:`decimals`): an interval that excludes
-    0 never prints as ``[-0.00, -0.00]``."""
-    d = decimals(lo, hi)
-    return f"[{lo:.{d}f}, {hi:.{d}f}]"
+    """``[lo, hi]``, each bound with the decimals it needs (:func:`number_text`): an interval that
+    excludes 0 never prints as ``[-0.00, -0.00]``."""
+    return f"[{number_text(lo)}, {number_text(hi)}]"
 
 
 def _fragile_note(diff: dict) -> str:
