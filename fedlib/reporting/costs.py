@@ -66,6 +66,6 @@ def cost_note(costs: pd.DataFrame) -> str:
     if len(skip):
         bits.append(f"training the {costs['trainings_skipped'].sum():.0f} trainings no aggregation read "
                     f"would have cost {skip.mean():.2f}× ({skip.min():.2f}–{skip.max():.2f})")
-    elif costs["train_all_x"].isna().all():
+    else:
         bits.append("skipped trainings: not counted by these runs (stored before the count existed)")
     return "; ".join(bits)

@@ -52,13 +52,14 @@ def fragile(diff: dict) -> bool:
     return min(abs(lo), abs(hi)) < CROSS_CPU_DRIFT_POINTS
 
 
-def decimals(*values: float, at_least: int = 2, at_most: int = 6) -> int:
-    """Decimals that show every nonzero finite ``value`` with two significant digits (``at_least`` /
+def decimals(value: float, at_least: int = 2, at_most: int = 6) -> int:
+    """Decimals that show a nonzero finite ``value`` with two significant digits (``at_least`` /
     ``at_most`` bound it): a loss difference of 0.003 printed as 0.00 would read as zero."""
     import math
 
-    need = [1 - math.floor(math.log10(abs(v))) for v in values if v == v and v not in (0, math.inf, -math.inf)]
-    return min(max([at_least, *need]), at_most)
+    if value != value or value in (0, math.inf, -math.inf):
+        return at_least
+    return min(max(at_least, 1 - math.floor(math.log10(abs(value)))), at_most)
 
 
 def number_text(value: float, sign: bool = False) -> str:
