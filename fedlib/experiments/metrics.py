@@ -17,7 +17,8 @@ history whose accuracies are all <= 1 as fractions.
 - convergence accuracy = mean test accuracy over the last 20 evaluated rounds [FedQS §5.1].
 - convergence speed = first round reaching 95% (CV, NLP) or 98% (RWD) of the convergence accuracy.
 - oscillations(threshold=15) = number of rounds whose accuracy drops by more than 15 percentage
-  points from the previous evaluated round (definition of bkjod/SAFL_GAP ``ret/draw.ipynb``).
+  points from the previous evaluated round (definition of bkjod/SAFL_GAP ``ret/draw.ipynb``);
+  :func:`largest_drop` is the largest such drop (how near a run came to the threshold).
 - time to round T = virtual (or wall) time at round T.
 - speed-up [SMoFi] = rounds the baseline needs to reach a target / rounds the method needs;
   default target = the best accuracy the baseline reaches within its budget.
@@ -91,14 +92,23 @@ def rounds_to_fraction(history, fraction: float = 0.95, last: int = 20) -> int |
     return rounds_to_target(history, fraction * conv)
 
 
+def _drops(history) -> np.ndarray:
+    """Accuracy drop (percentage points) from each evaluated round to the next; rise < 0."""
+    acc = _evaluated(history)["accuracy"].to_numpy(dtype=float)
+    # rounded so that a drop of exactly 15 points (0.70 -> 0.55) is not counted by float noise
+    return np.round((acc[:-1] - acc[1:]) * (100.0 / accuracy_scale(history)), 9)
+
+
 def oscillations(history, threshold: float = 15.0) -> int:
     """Rounds whose accuracy drops by more than ``threshold`` percentage points from the previous one."""
-    acc = _evaluated(history)["accuracy"].to_numpy(dtype=float)
-    if len(acc) < 2:
-        return 0
-    drop = (acc[:-1] - acc[1:]) * (100.0 / accuracy_scale(history))
-    # rounded so that a drop of exactly 15 points (0.70 -> 0.55) is not counted by float noise
-    return int(np.sum(np.round(drop, 9) > threshold))
+    return int(np.sum(_drops(history) > threshold))
+
+
+def largest_drop(history) -> float:
+    """The largest accuracy drop (percentage points) between consecutive evaluated rounds, 0 if none:
+    how close a run came to an oscillation."""
+    drops = _drops(history)
+    return float(max(drops.max(), 0.0)) if len(drops) else 0.0
 
 
 def time_to_round(history, round: int | None = None, column: str = "virtual_time") -> float:

@@ -150,6 +150,7 @@ from fedlib.reporting.costs import COST_COLUMNS, cost_note, cost_table
 from fedlib.reporting.fedqs import (METHODS, TASKS, accuracy_curves, claim_row, expand_tasks, interval_note, is_reduced,
                                    mean_pairs, method_names, method_overrides, not_run_row, paired_gap_curves, paired_rows, run_metrics,
                                    settings_row, target_rounds, task_config, tasks_regime)
+from fedlib.experiments.metrics import largest_drop
 from fedlib.reporting.stats import interval_text, verdict
 
 sns.set_theme(style="whitegrid", context="notebook")
@@ -200,7 +201,8 @@ for (task, method, seed, holdout), cfg, res in zip(cells, cfgs, results):
         "aggregation": METHODS[method][1], "holdout": holdout, "seed": seed, "T": cfg.rounds,
         "accuracy": 100 * s["convergence_accuracy"],  # the paper's metric: mean of the last 20 rounds
         "rounds_to_target": target_rounds(s, task),  # NaN: never reached (censored at T below)
-        "oscillations": s["oscillations"], "virtual_time": s["virtual_time"], "wall_time": s["wall_time"],
+        "oscillations": s["oscillations"], "largest_drop": largest_drop(res.history),
+        "virtual_time": s["virtual_time"], "wall_time": s["wall_time"],
         # the round-to-round swing inside the averaged window: the noise floor of a one-seed difference
         "swing": 100 * res.history["accuracy"].dropna().tail(20).std(),
         **run_metrics(res),  # final (mean of the last 10 rounds) and best accuracy
@@ -417,14 +419,17 @@ for task, c in chance.items():
                 "note": (f"T = {c['rounds']}; chance = {c['level']}%; " + ("every method within 3 points of chance: this column cannot rank "
                          "the methods — raise its rounds (task_rounds)" if c["near_chance"] else
                          "above the 3-point floor: the rounds suffice to compare"))})
-cens_runs = runs.groupby(["column", "method"])["censored"].sum() if len(runs) else None
+by_method = runs.groupby(["column", "method"]) if len(runs) else None
 for (col, agg, method), r in per_task.iterrows():  # the measured table itself (the paper's is an image)
     task = next(t for t in task_list if TASKS[t][2] == col)
-    n_cens = int(cens_runs.loc[(col, method)])
+    mine = by_method.get_group((col, method))
+    n_cens = int(mine["censored"].sum())
     out.append({"table": "Table 2", "setting": f"{col}, {method}", "metric": "convergence accuracy (%)",
                 "paper": float("nan"), "measured": r["accuracy"],
                 "note": f"rounds to {100 * TASKS[task][3]:.0f}%: {r['rounds_to_target']:.0f}"
-                        + (f" ({n_cens} run(s) never reached it: censored at T)" if n_cens else "")})
+                        + (f" ({n_cens} run(s) never reached it: censored at T)" if n_cens else "")
+                        + f"; oscillations (drops > 15 points between evaluated rounds) {int(mine['oscillations'].sum())} "
+                          f"over {len(mine)} runs, largest drop {mine['largest_drop'].max():.1f} points"})
 df = comparison(out, profile)
 save_comparison(df, "table2_accuracy", profile, GROUP)
 df
