@@ -293,7 +293,8 @@ for task in task_list:
     sel = main_runs[main_runs["task"] == task]
     if level is not None and len(sel):
         top = float(sel.groupby("method")["final"].mean().max())
-        chance[task] = {"rounds": rounds_of(task) or "profile default", "level": level, "margin": round(top - level, 2),
+        T = next(c.rounds for c, (t, *_) in zip(cfgs, cells) if t == task)  # the rounds this column ran
+        chance[task] = {"rounds": T, "level": level, "margin": round(top - level, 2),
                         "near_chance": top - level < 3}
 print("columns vs chance:", chance)
 full_table(diffs.drop(columns=["column", "panel", "task", "method", "baseline"], errors="ignore").round(2))
