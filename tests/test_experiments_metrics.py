@@ -49,7 +49,6 @@ def test_oscillations_count_drops_over_15_points():
     assert m.oscillations(hist([0.8, float("nan"), 0.2])) == 1
 
 
-
 def test_largest_drop_is_the_biggest_fall_between_evaluated_rounds():
     acc = [0.50, 0.70, 0.54, 0.70, 0.55, 0.40, 0.40, 0.60]
     assert m.largest_drop(hist(acc)) == 16.0  # 0.70 -> 0.54; the other falls are 15 points
@@ -58,6 +57,7 @@ def test_largest_drop_is_the_biggest_fall_between_evaluated_rounds():
     assert m.largest_drop(hist([0.8, float("nan"), 0.2])) == 60.0
     assert m.largest_drop(hist([0.1, 0.2, 0.3])) == 0.0 and m.largest_drop(hist([0.5])) == 0.0
     assert m.largest_drop(hist([])) == 0.0
+
 
 def test_time_to_round_and_speedup():
     h = hist([0.1, 0.3, 0.6, 0.8], virtual_time=[5.0, 9.0, 12.0, 20.0], wall_time=[1, 2, 3, 4])

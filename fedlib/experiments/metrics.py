@@ -107,8 +107,7 @@ def oscillations(history, threshold: float = 15.0) -> int:
 def largest_drop(history) -> float:
     """The largest accuracy drop (percentage points) between consecutive evaluated rounds, 0 if none:
     how close a run came to an oscillation."""
-    drops = _drops(history)
-    return float(max(drops.max(), 0.0)) if len(drops) else 0.0
+    return float(np.max(_drops(history), initial=0.0))
 
 
 def time_to_round(history, round: int | None = None, column: str = "virtual_time") -> float:
