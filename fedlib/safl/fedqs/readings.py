@@ -1,0 +1,70 @@
+"""Named readings of FedQS: which rules a run of FedQS follows (spec §3-§5, "Readings").
+
+The paper's text and the official code that produced the paper's numbers differ in FedQS's own
+rules (:data:`~fedlib.safl.fedqs.rules.PAPER_RULES` vs :data:`~fedlib.safl.fedqs.rules.OFFICIAL_RULES`)
+and in whether FedQS trains with momentum (the code's main scripts set it to 0; its momentum
+scripts use the code's momentum rule). A *reading* names one such choice as the config overrides
+it adds to a FedQS preset, so every reading is an ordinary, hashed run:
+
+* ``paper`` — the paper's text: paper rules, Mod② momentum on (the presets' default; no override);
+* ``code-main`` — the official main scripts: the code's rules, momentum 0;
+* ``code-momentum`` — the official momentum scripts: the code's rules with its momentum rule.
+
+The rule-by-rule ablation (:data:`RULE_STEPS`) switches one code rule at a time starting from the
+``paper`` reading, so each rule's effect on FedQS − foundation gets its own paired interval.
+"""
+
+from __future__ import annotations
+
+from fedlib.core.errors import check_choice
+
+__all__ = ["READINGS", "DEFAULT_READING", "READING_LABELS", "RULE_STEPS", "reading_overrides", "step_overrides"]
+
+#: reading name → the overrides it adds to a FedQS preset (the ``paper`` reading is the preset itself)
+READINGS: dict[str, tuple[str, ...]] = {
+    "paper": (),
+    "code-main": ("options.fidelity=official", "options.momentum=false"),
+    "code-momentum": ("options.fidelity=official",),
+}
+#: the reading every FedQS row of a report runs unless told otherwise
+DEFAULT_READING = "paper"
+#: how a table names each reading
+READING_LABELS = {
+    "paper": "paper text (paper rules, momentum on)",
+    "code-main": "code, main scripts (code rules, momentum 0)",
+    "code-momentum": "code, momentum scripts (code rules, code's momentum rule)",
+}
+
+#: one code rule switched on top of the ``paper`` reading: step name → (spec tag of the two sides,
+#: overrides). The distance-based rules (threshold on θ, G = θ_i/θ̄, the code's momentum rule) need
+#: the angle similarity, so they are switched together with it; φ and the validation data are equal
+#: under both rule sets at N = 100, K = 10 without a holdout (φ = K/N = 0.1; ≤ 20 first per class)
+#: and have no step.
+RULE_STEPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "momentum off": ("[P] on → [C] main scripts 0", ("options.momentum=false",)),
+    "angle similarity": ("[P] cosine → [C] (b) angle, s = 1/(1+θ)", ("options.similarity=angle",)),
+    "Mod① vector w^{t-1}": ("[P] Δ = w^t − w^{t−1} → [C] (a) w^{t−1}", ("options.mod1_vector=prev_global",)),
+    "feedback flags per client": ("[D] with the update → [C] table cleared at aggregation",
+                                  ("options.feedback_reset=global",)),
+    "dividers at aggregation": ("[D] at each start → [C] (e) after each aggregation",
+                                ("options.threshold_refresh=aggregation",)),
+    "first comparison skipped": ("[P] from the initial model → [C] (f) one round later",
+                                 ("options.first_comparison=skip_initial",)),
+    "angle + distance test and G": ("[P] s_i < s̄, G = s̄/s_i → [C] (a)(b) θ_i > θ̄, G = θ_i/θ̄",
+                                    ("options.similarity=angle", "options.threshold_on=distance",
+                                     "options.bias_ratio=distance")),
+    "angle + code momentum rule": ("[P] m0 + k(1/G − 1) → [C] (d) m0 + 2(θ̄/θ_i − 1)",
+                                   ("options.similarity=angle", "options.momentum_rule=code")),
+}
+
+
+def reading_overrides(reading: str) -> tuple[str, ...]:
+    """The config overrides of FedQS reading ``reading`` (one of :data:`READINGS`)."""
+    check_choice("FedQS reading", reading, READINGS)
+    return READINGS[reading]
+
+
+def step_overrides(step: str) -> tuple[str, ...]:
+    """The overrides of rule step ``step`` (one of :data:`RULE_STEPS`), on top of the paper reading."""
+    check_choice("FedQS rule step", step, RULE_STEPS)
+    return RULE_STEPS[step][1]
