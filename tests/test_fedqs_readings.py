@@ -1,0 +1,65 @@
+"""FedQS's named readings (spec "Readings"): each is a set of config overrides that resolves to the
+rules it names; the rule steps switch exactly the rules they name, and together cover every rule
+where the paper and the code differ at N = 100, K = 10."""
+
+import dataclasses
+
+import pytest
+
+from fedlib.core.errors import FedlibError
+from fedlib.experiments import RunConfig
+from fedlib.safl.fedqs import OFFICIAL_RULES, PAPER_RULES, FedQSOptions
+from fedlib.safl.fedqs.readings import READING_LABELS, READINGS, RULE_STEPS, reading_overrides, step_overrides
+
+PRESET = "fedqs-sgd-adult-gender-smoke"
+
+
+def _options(overrides) -> FedQSOptions:
+    return FedQSOptions(**RunConfig.from_preset(PRESET).with_overrides(list(overrides)).options)
+
+
+@pytest.mark.parametrize("reading, rules, momentum", [("paper", PAPER_RULES, True),
+                                                      ("code-main", OFFICIAL_RULES, False),
+                                                      ("code-momentum", OFFICIAL_RULES, True)])
+def test_each_reading_resolves_to_its_rules_and_momentum(reading, rules, momentum):
+    opts = _options(reading_overrides(reading))
+    assert opts.fidelity_rules() == rules
+    assert opts.momentum is momentum
+
+
+def test_readings_are_distinct_runs_and_each_has_a_label():
+    hashes = {RunConfig.from_preset(PRESET).with_overrides(list(o)).config_hash() for o in READINGS.values()}
+    assert len(hashes) == len(READINGS)
+    assert set(READING_LABELS) == set(READINGS)
+
+
+def test_paper_reading_is_the_preset_itself():
+    assert reading_overrides("paper") == ()
+
+
+def _changed(opts: FedQSOptions) -> set:
+    base = _options(())
+    rules = {f.name for f in dataclasses.fields(PAPER_RULES)
+             if getattr(opts.fidelity_rules(), f.name) != getattr(base.fidelity_rules(), f.name)}
+    return rules | ({"momentum"} if opts.momentum != base.momentum else set())
+
+
+@pytest.mark.parametrize("step", list(RULE_STEPS))
+def test_each_step_changes_only_the_rules_it_names(step):
+    named = {o.split("=")[0].removeprefix("options.") for o in step_overrides(step)}
+    assert _changed(_options(step_overrides(step))) == named
+
+
+def test_the_steps_cover_every_rule_where_paper_and_code_differ_except_those_equal_at_n100_k10():
+    differing = {f.name for f in dataclasses.fields(PAPER_RULES)
+                 if getattr(PAPER_RULES, f.name) != getattr(OFFICIAL_RULES, f.name)}
+    covered = {o.split("=")[0].removeprefix("options.") for s in RULE_STEPS for o in step_overrides(s)}
+    # phi: K/N = 10/100 = the code's 0.1; validation: "auto" is the code's first <= 20 per class without a holdout
+    assert differing - covered == {"phi", "validation"}
+    assert "momentum" in covered
+
+
+@pytest.mark.parametrize("bad", ["official", "", "Paper"])
+def test_an_unknown_reading_is_refused_with_the_choices(bad):
+    with pytest.raises(FedlibError, match="code-main"):
+        reading_overrides(bad)
