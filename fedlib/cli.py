@@ -7,6 +7,7 @@
     fedlib safl schedule ...             (fedlib.safl.cli)
     fedlib split compare ...             (fedlib.experiments.compare)
     fedlib reproduce ...                 (fedlib.reproduce)
+    fedlib scoreboard [--check]          (fedlib.claims.cli)
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ _COMMAND_MODULES = (
     "fedlib.safl.cli",
     "fedlib.experiments.compare",
     "fedlib.reproduce",
+    "fedlib.claims.cli",
 )
 
 

@@ -1,0 +1,61 @@
+"""``fedlib scoreboard``: write (or ``--check``) ``reports/SCOREBOARD.md`` / ``.csv`` and the README section."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+
+def build(root: Path | None = None) -> dict[Path, str]:
+    """{path: the text it should hold} for the scoreboard files and the README."""
+    from fedlib.claims import drift, readme, scoreboard
+    from fedlib.claims.evaluate import evaluate
+    from fedlib.claims.paths import checkout
+
+    root = Path(root or checkout())
+    records = scoreboard.table(evaluate(root))
+    drift_rows = drift.table(drift.load(root))
+    out = {root / "reports" / "SCOREBOARD.md": scoreboard.markdown(records, drift_rows),
+           root / "reports" / "SCOREBOARD.csv": scoreboard.to_csv(records)}
+    readme_path = root / "README.md"
+    if readme_path.is_file():
+        text = readme_path.read_text()
+        try:
+            out[readme_path] = readme.replace(text, readme.section(records, drift_rows))
+        except ValueError:
+            pass  # a README without the markers is left alone
+    return out
+
+
+def write(root: Path | None = None) -> list[Path]:
+    """Write what :func:`build` gives; returns the files that changed."""
+    changed = []
+    for path, text in build(root).items():
+        if not path.is_file() or path.read_text() != text:
+            path.write_text(text)
+            changed.append(path)
+    return changed
+
+
+def stale(root: Path | None = None) -> list[Path]:
+    """The files whose content differs from what :func:`build` gives."""
+    return [p for p, text in build(root).items() if not p.is_file() or p.read_text() != text]
+
+
+def register(subparsers) -> None:
+    p = subparsers.add_parser("scoreboard", help="every claim of both papers judged from the executed reports: "
+                                                 "reports/SCOREBOARD.md/.csv and the README's results section")
+    p.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file is out of date")
+    p.set_defaults(func=_cli)
+
+
+def _cli(args) -> int:
+    if args.check:
+        out = stale()
+        for path in out:
+            print(f"fedlib scoreboard: {path} is out of date (run `fedlib scoreboard`)", file=sys.stderr)
+        return 1 if out else 0
+    changed = write()
+    print(f"fedlib scoreboard: {len(changed)} file(s) updated" + (": " + ", ".join(p.name for p in changed)
+                                                                   if changed else ""))
+    return 0

@@ -1,0 +1,83 @@
+"""How far an accuracy moves when a run is recomputed on another CPU type, per task family.
+
+Source: ``benchmarks/results/cross_cpu.json``, a list of ``fedlib verify`` comparisons across CPU
+types, one entry per recomputed run: ``{"hash", "family", "rounds", "made_on", "recomputed_on",
+"largest_round_diff", "final_diff", "date"}`` (points of accuracy; ``run`` and ``source`` are
+optional words). Append an entry whenever a ledger run is recomputed on another CPU type.
+
+:func:`drift` gives the drift of a family for a metric window:
+
+- every window that reads one or more rounds' accuracy (a mean of the last k rounds, the best
+  round, the AUC) takes the **largest per-round difference** measured for the family: a mean of
+  per-round differences cannot exceed their largest, so it bounds every such window on the
+  measured runs; ``final-round`` (the last round alone) takes the largest ``|final_diff|``;
+- a family without a measurement (the Shakespeare LSTM today) falls back to the largest value
+  measured on any family, and says so (``unmeasured``).
+
+One measured run per family is a floor for the drift, not a bound: a verdict is **fragile** when
+an end of its 95 % interval lies closer to 0 than twice the drift (both runs of a pair may move,
+in opposite directions).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+DRIFT_FILE = Path("benchmarks") / "results" / "cross_cpu.json"
+FIELDS = ("hash", "family", "rounds", "made_on", "recomputed_on", "largest_round_diff", "final_diff", "date")
+
+
+@dataclass(frozen=True)
+class Drift:
+    """The drift of one family and window: ``points`` (one run's accuracy), ``threshold`` (2 ×
+    points: a paired difference), ``measured`` (False: the fallback), ``entries`` (how many runs)."""
+
+    family: str
+    window: str
+    points: float
+    measured: bool
+    entries: int
+
+    @property
+    def threshold(self) -> float:
+        return 2.0 * self.points
+
+    def words(self) -> str:
+        src = (f"{self.entries} cross-CPU run(s) of {self.family}" if self.measured
+               else f"{self.family} unmeasured: the largest drift measured on any task")
+        return f"{self.points:.2f} points per run ({src}); fragile within {self.threshold:.2f} of 0"
+
+
+def load(root: Path | None = None) -> list[dict]:
+    """The entries of ``cross_cpu.json`` under ``root`` (the checkout), each checked for its fields."""
+    from fedlib.claims.paths import checkout
+
+    path = Path(root or checkout()) / DRIFT_FILE
+    entries = json.loads(path.read_text())
+    for e in entries:
+        missing = [f for f in FIELDS if f not in e]
+        if missing:
+            raise ValueError(f"{path}: an entry lacks {missing}: {e}")
+    return entries
+
+
+def drift(family: str, window: str = "mean", entries: list[dict] | None = None) -> Drift:
+    """The drift of ``family`` for ``window`` (see the module docstring)."""
+    entries = load() if entries is None else entries
+    key = "final_diff" if window == "final-round" else "largest_round_diff"
+    mine = [abs(float(e[key])) for e in entries if e["family"] == family]
+    if mine:
+        return Drift(family, window, max(mine), True, len(mine))
+    every = [abs(float(e[key])) for e in entries]
+    return Drift(family, window, max(every) if every else float("nan"), False, 0)
+
+
+def table(entries: list[dict] | None = None) -> list[dict]:
+    """One row per entry, for the README: run, family, rounds, CPUs, differences."""
+    entries = load() if entries is None else entries
+    return [{"run": e.get("run") or e["hash"], "family": e["family"], "rounds": e["rounds"],
+             "made on": e["made_on"], "recomputed on": e["recomputed_on"],
+             "largest per-round difference": e["largest_round_diff"], "final difference": e["final_diff"],
+             "date": e["date"]} for e in entries]

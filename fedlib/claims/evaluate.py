@@ -1,0 +1,130 @@
+"""Judging every claim: its rows read from the reports, one verdict per profile and reading.
+
+:func:`evaluate` returns one :class:`Row` per claim × profile × reading (a claim not run: one row).
+Data: the reports' comparison CSVs (the paired intervals), their ``runs.json`` and the ``ledger/``
+(other windows recomputed from histories, run minutes for the power plan), and
+``benchmarks/results/cross_cpu.json`` (the drift). No training, no result store: a fresh clone has
+all of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fedlib.claims import drift as drift_mod
+from fedlib.claims import power, rows, windows
+from fedlib.claims.verdict import Interval, claim_word, combine, judge
+
+_NO_DRIFT = ("loss", "rounds", "oscillation", "time", "speed-up")
+
+
+@dataclass
+class CellResult:
+    cell: object
+    iv: Interval | None
+    side: str = ""
+    fragile: bool = False
+    why: str = ""
+    windows: dict = field(default_factory=dict)  # window -> side
+    window_ivs: dict = field(default_factory=dict)
+    plan: object = None
+    drift: object = None
+    note: str = ""
+
+
+@dataclass
+class Row:
+    claim: object
+    profile: str
+    reading: str
+    word: str
+    would_read: str = ""
+    cells: list = field(default_factory=list)
+    window_words: dict = field(default_factory=dict)
+    reason: str = ""
+
+    @property
+    def decided(self) -> list:
+        return [r for r in self.cells if r.cell.kind != "info"]
+
+    @property
+    def fragile(self) -> list:
+        return [r for r in self.decided if r.fragile]
+
+
+def profile_of(report: str) -> str:
+    return report.split("/", 1)[0]
+
+
+def has_drift(cell) -> bool:
+    return cell.kind != "exact" and not any(w in (cell.metric + " " + cell.window).lower() for w in _NO_DRIFT)
+
+
+def _judge_cell(root: Path, cell, reading: str, iv: Interval, claim, entries) -> CellResult:
+    d = drift_mod.drift(cell.family, "mean", entries)
+    threshold = d.threshold if has_drift(cell) else float("nan")
+    if cell.kind == "info":
+        return CellResult(cell, iv, drift=d)
+    j = judge(iv, cell.sign, threshold, cell.kind, cell.small)
+    res = CellResult(cell, iv, j.side, j.fragile, j.why, drift=d if has_drift(cell) else None)
+    for name, metric in cell.windows:
+        other = rows.find(root, cell.report, cell.setting, metric).get(reading)
+        if other and other[0] is not None:
+            res.windows[name] = judge(other[0], cell.sign, threshold, cell.kind, cell.small).side
+            res.window_ivs[name] = other[0]
+    recomputed, note = windows.other_windows(root, cell, reading, iv)
+    res.note = note
+    for name, wiv in recomputed.items():
+        if name != cell.window:
+            res.windows[name] = judge(wiv, cell.sign, threshold, cell.kind, cell.small).side
+            res.window_ivs[name] = wiv
+    if j.side == "unresolved" and iv.has_interval and cell.kind == "sign":
+        effect = abs(claim.paper_effect) if claim.paper_effect is not None and has_drift(cell) else None
+        res.plan = power.plan(iv.sd(), iv.n, iv.mean, effect, cell.runs_per_pair,
+                              power.report_run_minutes(cell.report, root))
+    return res
+
+
+def _row(root: Path, claim, profile: str, reading: str, found: list, entries) -> Row:
+    results = [_judge_cell(root, cell, reading, entry[0], claim, entries) for cell, entry in found]
+    decided = [r for r in results if r.cell.kind != "info"]
+    cw = claim_word([r.side for r in decided], [bool(r.cell.other_setting) for r in decided])
+    word = cw.word
+    reason = ""
+    if not decided:
+        word = "not run" if claim.not_run else "unresolved"
+        reason = claim.not_run or claim.note
+    row = Row(claim, profile, reading, word, cw.would_read, results, reason=reason)
+    mine = [r for r in decided if not r.cell.other_setting] or decided
+    names = sorted({w for r in mine for w in r.windows})
+    for w in names:
+        if all(w in r.windows for r in mine):
+            row.window_words[w] = combine([r.windows[w] for r in mine])
+    return row
+
+
+def evaluate(root: Path | None = None, claims=None) -> list[Row]:
+    """Every claim judged (see the module docstring)."""
+    from fedlib.claims import all_claims
+    from fedlib.claims.paths import checkout
+
+    root = Path(root or checkout())
+    entries = drift_mod.load(root)
+    out = []
+    for claim in claims or all_claims():
+        by_profile: dict = {}
+        for cell in claim.cells:
+            for reading, entry in rows.find(root, cell.report, cell.setting, cell.metric).items():
+                if entry[0] is not None:
+                    by_profile.setdefault(profile_of(cell.report), {}).setdefault(reading, []).append((cell, entry))
+        if not by_profile:
+            out.append(Row(claim, "—", "—", "not run",
+                           reason=claim.not_run or "no report has a row for it at any profile"))
+            continue
+        for profile in sorted(by_profile, key=lambda p: ("cpu", "long", "paper").index(p) if p in
+                              ("cpu", "long", "paper") else 9):
+            readings = by_profile[profile]
+            for reading in sorted(readings, key=lambda r: (r != "paper", r)):
+                out.append(_row(root, claim, profile, reading, readings[reading], entries))
+    return out

@@ -1,0 +1,99 @@
+"""The claim record: one sentence of a paper, its number, and the report rows that test it.
+
+A :class:`Claim` names the paper, the table or figure, the claim in one sentence, the paper's
+number(s) where the paper states one, the metric and its window, the expected sign, the
+:class:`Cell` s (report rows) that test it and the scale they were run at. FedQS claims carry the
+named readings of the method (``fedlib.safl.fedqs.readings``): each reading that has rows in the
+reports gets its own verdict. A claim no report tests says why in ``not_run``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+#: the verdict words of :func:`fedlib.claims.verdict.claim_verdict`, in scoreboard order
+VERDICTS = ("reproduced", "partly", "against", "unresolved", "other setting", "not run")
+PAPERS = ("FedQS", "SMoFi")
+#: the drift families of benchmarks/results/cross_cpu.json
+FAMILIES = ("cnn3-safl-cifar10", "split-cnn-cifar10", "fcn-safl-adult", "lstm-safl-shakespeare")
+#: kinds of test a cell makes
+KINDS = ("sign", "small", "exact", "info")
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One report row that tests a claim.
+
+    ``report`` is the comparison CSV's path under ``reports/`` without ``.comparison.csv``;
+    ``setting`` the row's setting text (a reading tag removed, see :mod:`fedlib.claims.rows`);
+    ``metric`` a prefix of its metric text. ``sign``: the paper's sign of the row's value (+1, −1).
+    ``kind``: ``sign`` (a paired interval against the sign), ``small`` (the paper calls the
+    difference small: its interval must stay within ``± small`` points), ``exact`` (a deterministic
+    quantity, e.g. virtual time: one value decides). ``other_setting``: a dataset or split the paper
+    does not use (labelled as such, never "reproduced"). ``windows``: the same comparison on other
+    metric windows, as (window name, metric prefix) of rows in the same report. ``pair``: config
+    selectors of the method and base runs (dotted keys) for recomputing other windows from the
+    ledger. ``family``: the drift family (:data:`FAMILIES`); ``resolution``: the metric's grain (a
+    rounds-to-target difference cannot be finer than the evaluation cadence).
+    """
+
+    report: str
+    setting: str
+    metric: str = ""
+    sign: int = 1
+    label: str = ""
+    window: str = "convergence (last 20)"
+    kind: str = "sign"
+    small: float = 0.0
+    other_setting: str = ""
+    windows: tuple = ()
+    pair: tuple = ()
+    family: str = "cnn3-safl-cifar10"
+    resolution: float = 0.0
+    runs_per_pair: int = 2
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One claim of one paper (see the module docstring)."""
+
+    id: str
+    paper: str
+    where: str
+    claim: str
+    metric: str
+    window: str
+    sign: int
+    scale: str
+    cells: tuple = ()
+    paper_number: str = ""
+    paper_effect: float | None = None
+    readings: tuple = ()
+    not_run: str = ""
+    note: str = ""
+    extra: dict = field(default_factory=dict)
+
+    def problems(self) -> list[str]:
+        """What is wrong with the record (empty when valid)."""
+        out = []
+        if self.paper not in PAPERS:
+            out.append(f"{self.id}: paper {self.paper!r} not in {PAPERS}")
+        for name in ("id", "where", "claim", "metric", "window", "scale"):
+            if not str(getattr(self, name)).strip():
+                out.append(f"{self.id}: empty {name}")
+        if self.sign not in (-1, 0, 1):
+            out.append(f"{self.id}: sign {self.sign} not in (-1, 0, 1)")
+        if not self.cells and not self.not_run:
+            out.append(f"{self.id}: no cell tests it and no not-run reason")
+        if self.paper == "FedQS" and not self.readings:
+            out.append(f"{self.id}: a FedQS claim names the readings it is judged under")
+        for c in self.cells:
+            if c.kind not in KINDS:
+                out.append(f"{self.id}: cell kind {c.kind!r} not in {KINDS}")
+            if c.family not in FAMILIES:
+                out.append(f"{self.id}: cell family {c.family!r} not in {FAMILIES}")
+            if c.sign not in (-1, 1):
+                out.append(f"{self.id}: cell sign {c.sign} not ±1")
+            if c.kind == "small" and c.small <= 0:
+                out.append(f"{self.id}: a 'small' cell needs its bound")
+        return out

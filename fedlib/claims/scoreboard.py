@@ -1,0 +1,204 @@
+"""``reports/SCOREBOARD.md`` / ``.csv`` and the README's generated results section.
+
+One row per claim × profile × reading (:func:`fedlib.claims.evaluate.evaluate`): the paper's
+number, the measured rows with their intervals, seeds, scale, the verdict on the claim's window
+and whether it holds on the other windows, the fragile mark (per-task cross-CPU drift), the
+report, and for an unresolved claim its power plan. Counts per verdict at the top.
+
+``fedlib scoreboard`` writes both files and the README section; ``--check`` exits 1 when any of
+them is out of date. ``fedlib reproduce`` calls :func:`write` at its end.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+from pathlib import Path
+
+from fedlib.claims.model import VERDICTS
+
+START, END = "<!-- scoreboard:start -->", "<!-- scoreboard:end -->"
+COLUMNS = ("claim", "paper", "where", "statement", "profile", "reading", "paper_number", "measured", "seeds",
+           "scale", "window", "other_windows", "fragile", "verdict", "why", "report", "plan")
+
+
+def _fmt(x: float, sign: bool = True) -> str:
+    if x != x:
+        return "nan"
+    a = abs(x)
+    d = 2 if a >= 0.1 or a == 0 else (3 if a >= 0.01 else 4)
+    return f"{x:{'+' if sign else ''}.{d}f}".replace("-", "−")
+
+
+def _iv_text(iv) -> str:
+    if iv is None:
+        return ""
+    if not iv.has_interval:
+        return f"{_fmt(iv.mean)}" + (f" (n = {iv.n})" if iv.n else "")
+    return f"{_fmt(iv.mean)} [{_fmt(iv.lo, False)}, {_fmt(iv.hi, False)}]"
+
+
+def _cell_text(r) -> str:
+    c = r.cell
+    tag = " (other setting)" if c.other_setting else ""
+    frag = " fragile" if r.fragile else ""
+    return f"{c.label or c.setting}: {_iv_text(r.iv)}{tag}{frag}"
+
+
+def measured_text(row, limit: int = 4) -> str:
+    cells = row.cells
+    if len(cells) <= limit:
+        return "; ".join(_cell_text(r) for r in cells)
+    d = row.decided
+    by = {s: [r for r in d if r.side == s] for s in ("paper", "opposite", "unresolved")}
+    parts = [f"{len(by['paper'])}/{len(d)} rows on the paper's side"]
+    if by["opposite"]:
+        parts.append("against: " + ", ".join(_cell_text(r) for r in by["opposite"]))
+    if by["unresolved"]:
+        parts.append("unresolved: " + ", ".join(r.cell.label for r in by["unresolved"]))
+    return "; ".join(parts)
+
+
+def _seeds(row) -> str:
+    ns = sorted({r.iv.n for r in row.decided if r.iv is not None and r.iv.n})
+    return "/".join(str(n) for n in ns)
+
+
+def _windows_text(row) -> str:
+    if not row.window_words:
+        return ""
+    out = []
+    for w, word in row.window_words.items():
+        same = word == row.word or (row.word == "other setting" and word == row.would_read)
+        out.append(f"{w}: {'same' if same else word}")
+    return "; ".join(out)
+
+
+def _fragile_text(row) -> str:
+    f = row.fragile
+    if not f:
+        return ""
+    d = f[0].drift
+    return f"{len(f)} row(s) within {d.threshold:.2f} of 0 ({d.family}{'' if d.measured else ', unmeasured'})"
+
+
+def _plan(row):
+    plans = [r.plan for r in row.decided if r.plan is not None]
+    if not plans or row.word not in ("unresolved", "partly", "against", "other setting"):
+        return None
+    def mx(attr):
+        vals = [getattr(p, attr) for p in plans]
+        return None if any(v is None for v in vals) else max(vals)
+    def total(attr):
+        vals = [getattr(p, attr) for p in plans]
+        return None if any(v is None for v in vals) else sum(vals)
+    return {"paper_seeds": mx("paper_seeds"), "paper_hours": total("paper_hours"),
+            "observed_seeds": mx("observed_seeds"), "observed_hours": total("observed_hours"),
+            "rows": len(plans), "have": min(p.have for p in plans)}
+
+
+def plan_text(p) -> str:
+    if p is None:
+        return ""
+    def part(name, n, h):
+        if n is None:
+            return f"{name}: n/a"
+        return f"{name}: ≈ {n} seeds" + ("" if h is None else f", ≈ {h:.1f} core-h")
+    return (f"{p['rows']} unresolved row(s), {p['have']} seeds now; " + part("paper's effect", p["paper_seeds"],
+            p["paper_hours"]) + "; " + part("observed", p["observed_seeds"], p["observed_hours"]))
+
+
+def _why(row) -> str:
+    if row.word == "not run":
+        return row.reason
+    bits = []
+    if row.word == "other setting":
+        bits.append(f"only on settings the paper did not use ({row.cells[0].cell.other_setting}); would read "
+                    f"'{row.would_read}'")
+    others = [r for r in row.decided if r.cell.other_setting and row.word != "other setting"]
+    if others:
+        bits.append(f"{len(others)} other-setting row(s) shown, not counted")
+    if row.reason:
+        bits.append(row.reason)
+    if row.claim.note:
+        bits.append(row.claim.note)
+    return "; ".join(bits)
+
+
+def _report(row) -> str:
+    reps = []
+    for r in row.cells:
+        if r.cell.report not in reps:
+            reps.append(r.cell.report)
+    return " ".join(f"{x}.ipynb" for x in reps)
+
+
+def table(rows) -> list[dict]:
+    """The scoreboard as dicts (:data:`COLUMNS`)."""
+    out = []
+    for row in rows:
+        c = row.claim
+        out.append({"claim": c.id, "paper": c.paper, "where": c.where, "statement": c.claim, "profile": row.profile,
+                    "reading": row.reading, "paper_number": c.paper_number, "measured": measured_text(row),
+                    "seeds": _seeds(row), "scale": c.scale, "window": c.window,
+                    "other_windows": _windows_text(row), "fragile": _fragile_text(row), "verdict": row.word,
+                    "why": _why(row), "report": _report(row), "plan": plan_text(_plan(row))})
+    return out
+
+
+def counts(records: list[dict]) -> dict:
+    return {v: sum(r["verdict"] == v for r in records) for v in VERDICTS}
+
+
+def _md_escape(text: str) -> str:
+    return str(text).replace("|", "\\|").replace("\n", " ")
+
+
+def _md_table(header: list[str], body: list[list]) -> list[str]:
+    out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    out += ["| " + " | ".join(_md_escape(x) for x in r) + " |" for r in body]
+    return out
+
+
+def counts_line(records: list[dict]) -> str:
+    n = counts(records)
+    claims = len({r["claim"] for r in records})
+    return (f"{len(records)} verdict rows for {claims} claims (one per claim × profile × reading): "
+            + ", ".join(f"**{v}** {n[v]}" for v in VERDICTS))
+
+
+def markdown(records: list[dict], drift_rows: list[dict]) -> str:
+    lines = ["# Scoreboard: every claim of FedQS and SMoFi against the executed reports", "",
+             "Generated by `fedlib scoreboard` (also at the end of `fedlib reproduce`) from the reports' saved "
+             "comparison tables (`reports/<profile>/**/*.comparison.csv`), the runs they read (`*.runs.json`, "
+             "histories in `ledger/`) and the cross-CPU drift record (`benchmarks/results/cross_cpu.json`); "
+             "the claims and the papers' numbers are `fedlib/claims/`. Do not edit by hand.", "",
+             counts_line(records), "",
+             "*Verdict*: the paired 95 % t-intervals of the claim's rows against the paper's sign — all rows on "
+             "the paper's side **reproduced**, some **partly**, none but one resolved the other way **against**, "
+             "else **unresolved**; rows on datasets or splits the paper did not use are **other setting** and never "
+             "count as reproduced. *Other windows*: the same verdict recomputed on the other metric windows "
+             "(`same` = unchanged). *Fragile*: a resolved row whose interval ends closer to 0 than twice the "
+             "cross-CPU drift of its task. *Plan*: paired seeds for the interval's half-width to reach the "
+             "paper's / the observed effect at 95 %, and the core-hours of the extra runs at the report's own "
+             "run minutes.", ""]
+    body = [[r["claim"], r["where"], r["statement"], r["profile"], r["reading"], r["paper_number"], r["measured"],
+             r["seeds"], r["window"], r["other_windows"], r["fragile"], f"**{r['verdict']}**", r["why"],
+             " ".join(f"[{x.split('/')[-1]}]({x})" for x in r["report"].split()), r["plan"]] for r in records]
+    lines += _md_table(["claim", "where", "statement", "profile", "reading", "paper", "measured [95 % interval]",
+                        "seeds", "window", "other windows", "fragile", "verdict", "why", "report", "plan"], body)
+    lines += ["", "## Cross-CPU drift per task", ""] + drift_markdown(drift_rows)
+    return "\n".join(lines) + "\n"
+
+
+def drift_markdown(drift_rows: list[dict]) -> list[str]:
+    header = list(drift_rows[0]) if drift_rows else []
+    return _md_table(header, [[str(v) for v in r.values()] for r in drift_rows])
+
+
+def to_csv(records: list[dict]) -> str:
+    buf = io.StringIO()
+    w = csv.DictWriter(buf, fieldnames=list(COLUMNS), lineterminator="\n")
+    w.writeheader()
+    w.writerows(records)
+    return buf.getvalue()
