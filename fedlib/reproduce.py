@@ -501,7 +501,22 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
         write_index(out, profile, index)
     index = _load_index(out)
     write_index(out, profile, index)
+    if profile != "smoke":
+        _write_scoreboard(root)
     return index
+
+
+def _write_scoreboard(root: Path) -> None:
+    """Re-judge every claim from the executed reports (``reports/SCOREBOARD.md``/``.csv`` and the
+    README's results section, :mod:`fedlib.claims.cli`); a failure is reported, not raised."""
+    from fedlib.claims.cli import write
+
+    try:
+        changed = write(root)
+        if changed:
+            print(f"fedlib reproduce: scoreboard updated ({', '.join(p.name for p in changed)})")
+    except Exception as err:  # noqa: BLE001 — the reports stand without it
+        print(f"fedlib reproduce: scoreboard not written: {err}", file=sys.stderr)
 
 
 def batch_entries(root: Path, books: list[Path], params: dict | None) -> list[str]:

@@ -60,19 +60,9 @@ SMOFI_METHODS = {
 }
 
 # ------------------------------------------------------------------ the paper's numbers (spec §5)
-# main table: base method FedAvg = SFLV1, Dirichlet α = 0.1, best top-1 %
-PAPER_ACCURACY = {
-    "cifar10": {"FedAvg": 77.16, "+ FedAvgM": 79.19, "+ SlowMo": 76.54, "+ SMoFi": 81.82},
-    "cifar100": {"FedAvg": 48.10, "+ FedAvgM": 50.28, "+ SlowMo": 50.96, "+ SMoFi": 53.83},
-    "tinyimagenet": {"FedAvg": 33.43, "+ FedAvgM": 33.58, "+ SlowMo": 33.82, "+ SMoFi": 39.73},
-}
-# frameworks table (Tiny-ImageNet): SFLV1 is the main table's FedAvg, SMoFi its FedAvg + SMoFi
-PAPER_FRAMEWORKS = {"tinyimagenet": {"SFLV1": PAPER_ACCURACY["tinyimagenet"]["FedAvg"], "SFLV2": 34.72,
-                                     "SMoFi": PAPER_ACCURACY["tinyimagenet"]["+ SMoFi"]}}
-# rounds to SFLV1's best accuracy on Tiny-ImageNet: (number, what the paper says where it gives none)
-PAPER_TINYIMAGENET_ROUNDS = {"SMoFi": (16, ""), "SFLV1": (float("nan"), "paper: > 400 rounds; ")}
-# CIFAR-10 speed-ups of SMoFi over its bases (spec §5): the smallest and the largest stated
-PAPER_CIFAR10_SPEEDUP = (4.61, 5.54)
+# the numbers live in the claims layer (fedlib/claims/smofi_claims.py); re-exported for the notebooks
+from fedlib.claims.smofi_claims import (PAPER_ACCURACY, PAPER_CIFAR10_SPEEDUP, PAPER_FRAMEWORKS,  # noqa: E402
+                                        PAPER_TINYIMAGENET_ROUNDS)
 
 # ------------------------------------------------------------------ the paper's direction per claim
 # (method, base) -> (expected sign of method − base, the paper's words) for the claims that have no

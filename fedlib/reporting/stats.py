@@ -32,24 +32,54 @@ def curve_metrics(history: pd.DataFrame, last: int = 5, target: float | None = N
             "rounds_to_target": float("nan") if hit is None else float(hit)}
 
 
-#: How far an accuracy (in points) can move when the same run is recomputed on another CPU type
-#: (issue 28; benchmarks/isa_drift.py, benchmarks/results/isa_drift.avx512-vs-avx2-cap.json, README
-#: "Check our numbers"): twice the largest per-round accuracy difference measured there (0.28 points,
-#: a 50-round CIFAR-10 cnn3 SAFL run, AVX-512 against an AVX2 cap), since both runs of a paired
-#: difference may drift, in opposite directions. One measured run: a floor, not a bound.
-CROSS_CPU_DRIFT_POINTS = 0.56
-#: the accuracy columns (points) the drift applies to
-ACCURACY_COLUMNS = ("final", "best", "convergence", "accuracy", "final_accuracy", "best_accuracy")
+#: The cross-CPU drift of a paired accuracy difference now comes from the per-task record
+#: ``benchmarks/results/cross_cpu.json`` (:mod:`fedlib.claims.drift`): twice the largest per-round
+#: accuracy difference measured for the task's family, since both runs of a pair may drift in
+#: opposite directions. Without a family, the largest measured over every family (conservative).
+#: :data:`CROSS_CPU_DRIFT_POINTS` is that family-less threshold, read from the record at import.
+#: the accuracy columns (points) the drift applies to (AUC: a mean accuracy over the run)
+ACCURACY_COLUMNS = ("final", "best", "convergence", "accuracy", "final_accuracy", "best_accuracy", "auc")
+#: a FedQS task name or "smofi" -> its drift family
+TASK_FAMILIES = {"cifar10": "cnn3-safl-cifar10", "adult": "fcn-safl-adult", "shakespeare": "lstm-safl-shakespeare",
+                 "smofi": "split-cnn-cifar10"}
 
 
-def fragile(diff: dict) -> bool:
-    """A resolved difference whose 95% interval ends closer to 0 than the cross-CPU drift
-    (:data:`CROSS_CPU_DRIFT_POINTS`): re-run on another CPU, its verdict could change. Only for
-    differences of accuracy columns (``diff["value"]`` in :data:`ACCURACY_COLUMNS`)."""
+def task_family(task: str) -> str | None:
+    """The drift family of a FedQS task (``"cifar10-x0.5"``, ``"adult-gender"``, ``"shakespeare"``) or
+    ``"smofi"``; None when unknown."""
+    for prefix, family in TASK_FAMILIES.items():
+        if str(task).startswith(prefix):
+            return family
+    return None
+
+
+def drift_threshold(family: str | None = None) -> float:
+    """Twice the cross-CPU drift of ``family`` (:func:`fedlib.claims.drift.drift`), or of the largest
+    measured family when ``family`` is None."""
+    from fedlib.claims.drift import drift, load
+
+    entries = load()
+    if family is None:
+        return max(drift(f, "mean", entries).threshold for f in {e["family"] for e in entries})
+    return drift(family, "mean", entries).threshold
+
+
+CROSS_CPU_DRIFT_POINTS = round(drift_threshold(), 2)
+
+
+def fragile(diff: dict, family: str | None = None) -> bool:
+    """A resolved difference whose 95% interval ends closer to 0 than the cross-CPU drift threshold
+    of ``family`` (:func:`drift_threshold`; the largest measured when None): re-run on another CPU,
+    its verdict could change. Only for differences of accuracy columns (``diff["value"]`` in
+    :data:`ACCURACY_COLUMNS`), whatever direction the paper states. Delegates to
+    :func:`fedlib.claims.verdict.fragile`."""
+    from fedlib.claims.verdict import Interval
+    from fedlib.claims.verdict import fragile as rule
+
     lo, hi = diff.get("lo", float("nan")), diff.get("hi", float("nan"))
-    if diff.get("value") not in ACCURACY_COLUMNS or lo != lo or hi != hi or not (lo > 0 or hi < 0):
+    if diff.get("value") not in ACCURACY_COLUMNS:
         return False
-    return min(abs(lo), abs(hi)) < CROSS_CPU_DRIFT_POINTS
+    return rule(Interval(diff.get("mean", float("nan")), lo, hi, int(diff.get("n", 2))), drift_threshold(family))
 
 
 def decimals(value: float, at_least: int = 2, at_most: int = 6) -> int:
