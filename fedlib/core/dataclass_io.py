@@ -195,6 +195,8 @@ def deep_merge(base, over):
 def parse_overrides(overrides) -> list[tuple[str, Any]]:
     import yaml
 
+    from fedlib.core.yaml_safe import load_yaml
+
     if overrides is None:
         return []
     if isinstance(overrides, dict):
@@ -210,7 +212,7 @@ def parse_overrides(overrides) -> list[tuple[str, Any]]:
         key = key.strip()
         check(bool(key), f"override {item!r} has an empty key")
         try:
-            value = yaml.safe_load(raw) if raw.strip() else ""
+            value = load_yaml(raw, f"override {item[:60]!r}") if raw.strip() else ""
         except yaml.YAMLError as err:
             problem = str(err).splitlines()[0]
             raise FedlibError(f"cannot parse the value of override {item!r} ({problem})",

@@ -191,7 +191,7 @@ class RunConfig:
     @classmethod
     def from_yaml(cls, path: str | Path, overrides=None) -> "RunConfig":
         """Load a YAML file (may ``extends: <preset>``), then apply ``overrides``."""
-        d = load_yaml_file(Path(path))
+        d = load_yaml_file(path)  # checks that ``path`` is a path (one line for from_yaml(None))
         return cls.from_dict(d).with_overrides(overrides) if overrides else cls.from_dict(d)
 
     @classmethod
@@ -449,6 +449,21 @@ class RunConfig:
         loc = self.local
         check(loc.lr > 0, "local.lr=0: every client step would leave the model unchanged, so the run "
               "would train nothing", "set local.lr > 0, e.g. local.lr=0.01")
+        # [D, issue 44] a step that cannot move a weight: below float32's smallest normal number
+        # (MIN_STEP) the learning rate is itself a subnormal or zero float32, and lr x |g| (|g| <=
+        # clip_norm when clipping) cannot change any float32 weight of ordinary size, so every round
+        # would return the model it started from and the run would be stored as "done" with flat curves
+        check(loc.lr >= MIN_STEP, f"local.lr={loc.lr:g} is below {MIN_STEP:.4g} (float32's smallest normal "
+              "number): no step can change a float32 weight, so every round would return the initial model",
+              "use an ordinary learning rate, e.g. local.lr=0.01")
+        if loc.clip_norm is not None:
+            check(loc.clip_norm >= MIN_STEP, f"local.clip_norm={loc.clip_norm:g} is below {MIN_STEP:.4g} "
+                  "(float32's smallest normal number): every clipped gradient is ~0, so no weight can "
+                  "change", "use an ordinary clip norm (the papers use 10-20), or clip_norm=null for none")
+            check(loc.lr * loc.clip_norm >= MIN_STEP,
+                  f"local.lr x local.clip_norm = {loc.lr * loc.clip_norm:g} is below {MIN_STEP:.4g} "
+                  "(float32's smallest normal number): the largest step a client can take cannot change a "
+                  "float32 weight", "raise local.lr or local.clip_norm")
         _at_most("local.batch_size", loc.batch_size, MAX_SIZE)
         if loc.steps is not None:
             _at_most("local.steps", loc.steps, MAX_SIZE)
@@ -554,6 +569,9 @@ MAX_CLIENTS = 100_000
 MAX_RATIO = 10_000
 MAX_SIZE = 10_000_000
 MIN_ALPHA = 1e-6
+# [D, issue 44] the smallest learning rate / clip norm / largest step lr x clip_norm accepted:
+# float32's smallest positive normal number (torch.finfo(torch.float32).tiny), see _validate_local
+MIN_STEP = 1.1754943508222875e-38
 
 
 def _at_most(name: str, value, high, note: str = "") -> None:

@@ -10,6 +10,7 @@ module turns a name into the merged, not yet validated dict (:func:`load_preset_
 from __future__ import annotations
 
 import difflib
+import os
 import re
 from pathlib import Path
 
@@ -51,15 +52,24 @@ def load_yaml_file(path: Path, chain: tuple = ()) -> dict:
     already being loaded, to report a cycle)."""
     import yaml
 
+    from fedlib.core.yaml_safe import MAX_YAML_BYTES, load_yaml
+
+    if not isinstance(path, (str, os.PathLike)):
+        raise FedlibError(f"a config file must be given as a path, got {type(path).__name__} {path!r:.60}",
+                          "pass the path of a YAML file, e.g. RunConfig.from_yaml('my.yaml')")
+    path = Path(path)
     shown = str(path) if len(str(path)) <= 200 else str(path)[:200] + "..."
     try:
         found = path.is_file()
+        size = path.stat().st_size if found else 0
     except OSError as err:  # e.g. a name too long for the file system
         raise FedlibError(f"cannot open config file {shown!r}: {err.strerror}",
                           "give the path of a YAML file") from None
     check(found, f"config file {shown!r} not found")
+    check(size <= MAX_YAML_BYTES, f"config file {shown!r} holds {size:,} bytes (a config is at most "
+          f"{MAX_YAML_BYTES:,})", "give the path of a YAML config file")
     try:
-        raw = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        raw = load_yaml(path.read_text(encoding="utf-8"), f"config file {shown!r}") or {}
     except UnicodeDecodeError:
         raise FedlibError(f"config file {shown!r} is not a text (UTF-8) file",
                           "give a YAML file such as `extends: fedavg-adult-gender-smoke`") from None
@@ -197,9 +207,14 @@ def load_preset_dict(name: str) -> dict:
     return _preset_dict(name, ())
 
 
-def list_presets() -> list[str]:
-    """Every preset name (``fedlib presets``): the files in fedlib/presets/ and every composed name."""
-    return sorted({p.stem for p in PRESET_DIR.glob("*.yaml")} | set(_composed()))
+def list_presets(prefix: str | None = None) -> list[str]:
+    """Every preset name (``fedlib presets``): the files in fedlib/presets/ and every composed name
+    (those starting with ``prefix`` when given, e.g. ``"fedqs-"``)."""
+    check(prefix is None or isinstance(prefix, str),
+          f"list_presets takes a name prefix (a string) or nothing, got {type(prefix).__name__} {prefix!r:.60}",
+          "call list_presets() or e.g. list_presets('fedqs-')")
+    names = sorted({p.stem for p in PRESET_DIR.glob("*.yaml")} | set(_composed()))
+    return [n for n in names if n.startswith(prefix)] if prefix else names
 
 
 def preset_description(name: str) -> str:

@@ -35,6 +35,14 @@ from fedlib.core.utils import generator, is_eval_round
 __all__ = ["CATALOG", "ToyOptions", "ToyTrainer"]
 
 
+# [D, issue 44] upper bounds of the toy's sizes, checked when its options are built (before any
+# allocation): each client holds dim x samples_per_client float32 features
+TOY_LIMITS = {"dim": 10_000, "samples_per_client": 1_000_000, "test_samples": 1_000_000}
+TOY_MAX_FLOATS = 10_000_000      # per client, and for the test set (40 MiB)
+TOY_MAX_TOTAL_FLOATS = 50_000_000  # every client together (200 MiB), checked with safl.clients
+MAX_HETEROGENEITY = 100.0
+
+
 @dataclass
 class ToyOptions:
     dim: int = 5                    # feature dimension
@@ -49,7 +57,23 @@ class ToyOptions:
     def __post_init__(self):
         for key in ("dim", "samples_per_client", "test_samples"):
             check(getattr(self, key) >= 1, f"options.{key} must be >= 1, got {getattr(self, key)}")
+            check(getattr(self, key) <= TOY_LIMITS[key], f"options.{key}={getattr(self, key)} exceeds the "
+                  f"limit of {TOY_LIMITS[key]:,} (a toy run is meant to take milliseconds)",
+                  f"use options.{key} <= {TOY_LIMITS[key]:,}")
+        for key in ("samples_per_client", "test_samples"):
+            floats = self.dim * getattr(self, key)
+            check(floats <= TOY_MAX_FLOATS, f"options.dim x options.{key} = {floats:,} features exceed the "
+                  f"limit of {TOY_MAX_FLOATS:,} per client (about {TOY_MAX_FLOATS * 4 // 2**20} MiB)",
+                  f"lower options.dim or options.{key}")
         check(self.heterogeneity >= 0, f"options.heterogeneity must be >= 0, got {self.heterogeneity}")
+        # [D, issue 44] beyond MAX_HETEROGENEITY the clients' shifted features saturate the logistic
+        # model's sigmoid: every gradient rounds away and every round returns the same model
+        # (heterogeneity=1000: accuracy and loss identical in every round)
+        check(self.heterogeneity <= MAX_HETEROGENEITY, f"options.heterogeneity={self.heterogeneity:g} exceeds "
+              f"{MAX_HETEROGENEITY:g}: the shifted features saturate the model, so no round can change it",
+              f"use options.heterogeneity <= {MAX_HETEROGENEITY:g} (0.5 by default)")
+        check(self.noise <= MAX_HETEROGENEITY, f"options.noise={self.noise:g} exceeds {MAX_HETEROGENEITY:g}: the "
+              "labels would be pure noise", f"use options.noise <= {MAX_HETEROGENEITY:g} (0.5 by default)")
         check(self.noise >= 0, f"options.noise must be >= 0, got {self.noise}")
         check(self.fail_at_round >= 0, f"options.fail_at_round must be >= 0, got {self.fail_at_round}")
 
@@ -64,6 +88,11 @@ class ToyTrainer:
         check(self.k <= self.n_clients,
               f"safl.k={self.k} clients per round exceeds safl.clients={self.n_clients}",
               "lower safl.k or raise safl.clients")
+        total = self.n_clients * self.opt.dim * self.opt.samples_per_client
+        check(total <= TOY_MAX_TOTAL_FLOATS,
+              f"safl.clients x options.dim x options.samples_per_client = {total:,} features exceed the "
+              f"limit of {TOY_MAX_TOTAL_FLOATS:,} (about {TOY_MAX_TOTAL_FLOATS * 4 // 2**20} MiB)",
+              "lower safl.clients, options.dim or options.samples_per_client")
         self.lr = float(getattr(cfg.local, "lr", 0.1))
         self.epochs = int(getattr(cfg.local, "epochs", None) or 1)
         self.batch = int(getattr(cfg.local, "batch_size", 16))
