@@ -136,11 +136,17 @@ def test_an_entry_made_under_another_hash_makes_its_report_stale(tmp_path, fille
     export_runs(store, led, hashes[:1])
     (out / "demo.runs.json").write_text(json.dumps({"runs": hashes[:1]}))
     assert status_of(out, "demo.ipynb", {"status": "done"}) == "done"
-    # the same entry, as if its config had hashed to this name under an older code: rename it
+    # the same entry, as if its config had hashed to this name under an older code (another fedlib
+    # version in its config.json, issue 44: the key must be what that code gives the config)
+    from fedlib.experiments.rehash import scheme_hashes
+
     cfg_file = led.path(hashes[0]) / "config.json"
-    fake = "f" * 64
     files = led.read(hashes[0])
-    files["config.json"] = files["config.json"].replace(hashes[0].encode(), fake.encode())
+    entry = json.loads(files["config.json"])
+    entry["fedlib"] = "0.0.older"
+    fake = scheme_hashes(entry["config"], "0.0.older", entry["data_fingerprint"])["v2"]
+    entry["config_hash"] = fake
+    files["config.json"] = json.dumps(entry).encode()
     files["DONE"] = files["DONE"].replace(hashes[0].encode(), fake.encode())
     import hashlib
 

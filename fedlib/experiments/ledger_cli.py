@@ -78,9 +78,18 @@ def cmd_import(store, args) -> int:
           "give the path of a ledger (default: ledger/ of the checkout)")
     rep = import_runs(ledger, store)
     print(f"{rep.line()} (from {ledger.root} into {store.root})")
+    if rep.swept:
+        print(f"removed {len(rep.swept)} temporary folder(s) a killed import left in {store.root}", file=sys.stderr)
+    for h, why in rep.older:
+        print(f"fedlib: note: ledger entry {h[:12]}: {why}", file=sys.stderr)
     for h, why in rep.refused:
-        print(f"fedlib: refused ledger entry {h[:12]}: {why}", file=sys.stderr)
+        print(f"fedlib: refused ledger entry {_short(h)}: {why}", file=sys.stderr)
     return 1 if rep.refused else 0
+
+
+def _short(h: str) -> str:
+    """A hash as its 12-character prefix; a path (a stray in the ledger) as it is."""
+    return h[:12] if re.fullmatch(r"[0-9a-f]{64}", h) else h
 
 
 # ------------------------------------------------------------------------------------------ verify

@@ -54,8 +54,9 @@ from pathlib import Path
 
 import pandas as pd
 
-from fedlib.core.errors import FedlibError
+from fedlib.core.errors import FedlibError, check
 from fedlib.core.utils import atomic_write_bytes, check_writable_dir
+from fedlib.experiments.store_safe import lock_dir, refuse_system_root, sweep_temporaries, write_file
 from fedlib.experiments.store_admin import MIN_RM_PREFIX, StoreAdmin  # noqa: F401
 from fedlib.experiments.store_files import (_NOFOLLOW, _check_path_length, _Damaged, _exchange, _json_bytes,  # noqa: F401
                                             _rename_onto_free, _sha256, csv_to_frame, frame_to_csv)
@@ -64,6 +65,7 @@ __all__ = ["ResultStore", "RunResult", "CorruptResultWarning", "default_root"]
 
 _HASH_RE = re.compile(r"^[0-9a-f]{64}$")
 _RESULT_FILES = ("config.json", "history.csv", "clients.csv", "summary.json")
+_WRITABLE = (*_RESULT_FILES, "checkpoint.pt", "progress.json", "error.json")
 
 
 CHECKPOINT_FORMAT = 2  # 2: {"format", "sha256", "payload": torch.save bytes of the state}
@@ -119,6 +121,8 @@ class ResultStore(StoreAdmin):
                               f"{root!r:.60}", "pass e.g. ResultStore('results') (or None: $FEDLIB_RESULTS)")
         self.root = Path(root) if root is not None else default_root()
         _check_path_length(self.root)
+        refuse_system_root(self.root, "result store", "set FEDLIB_RESULTS (or --results / store=) to a "
+                           "folder of its own, e.g. ./results")
 
     def __repr__(self) -> str:
         return f"ResultStore({str(self.root)!r})"
@@ -126,8 +130,17 @@ class ResultStore(StoreAdmin):
     # ------------------------------------------------------------------ addressing
     @staticmethod
     def _hash(cfg_or_hash) -> str:
+        """The full config hash of a RunConfig or a hash string; FedlibError for anything else (a
+        prefix, ``None``, ``'../escape'``: a name that is not a hash never becomes a path)."""
         if isinstance(cfg_or_hash, str):
+            if not _HASH_RE.match(cfg_or_hash):
+                raise FedlibError(f"{cfg_or_hash[:80]!r} is not a result hash (64 hex characters)",
+                                  "pass a RunConfig or a full config hash (store.resolve(prefix) finds one)")
             return cfg_or_hash
+        if not callable(getattr(cfg_or_hash, "config_hash", None)):
+            raise FedlibError(f"a result is named by a RunConfig or its config hash, got "
+                              f"{type(cfg_or_hash).__name__} {cfg_or_hash!r:.60}",
+                              "pass a RunConfig or a full config hash (store.resolve(prefix) finds one)")
         return cfg_or_hash.config_hash()
 
     def path(self, cfg_or_hash) -> Path:
@@ -426,22 +439,36 @@ class ResultStore(StoreAdmin):
 
     def write_folder(self, h: str, blobs: dict[str, bytes], extra_done: dict | None = None) -> None:
         """Write ``blobs`` + a DONE marker listing their sha256 as the folder ``<root>/<h>``, whole."""
+        h = self._hash(h)
+        for name in blobs:
+            check(isinstance(name, str) and name in _WRITABLE, f"{name!r} is not a file of a stored result",
+                  f"write only {', '.join(_WRITABLE)}")
         done = {"config_hash": h, "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
                 "files": {n: _sha256(b) for n, b in blobs.items()}, **(extra_done or {})}
         self.root.mkdir(parents=True, exist_ok=True)
         self._sweep_stale(h)
-        tmp = self.root / f".{h[:12]}.{uuid.uuid4().hex[:12]}.tmp"
-        tmp.mkdir()
+        token = f".{h[:12]}.{uuid.uuid4().hex[:12]}.tmp"
+        tmp = self.root / token
+        root_fd = os.open(self.root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        tmp_fd = None
         try:
+            os.mkdir(token, 0o755, dir_fd=root_fd)  # a fresh name: never an existing link
+            tmp_fd = os.open(token, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW, dir_fd=root_fd)
+            lock_dir(tmp_fd)  # a killed writer's folder is swept by the next import (sweep_temporaries)
             for name, data in {**blobs, "DONE": _json_bytes(done)}.items():
-                with open(tmp / name, "wb") as f:
-                    f.write(data)
-                    f.flush()
-                    os.fsync(f.fileno())
+                write_file(tmp_fd, name, data)
             self._install(tmp, h)
         finally:
+            if tmp_fd is not None:
+                os.close(tmp_fd)
+            os.close(root_fd)
             if tmp.exists():
                 shutil.rmtree(tmp, ignore_errors=True)
+
+    def sweep_temporaries(self) -> list[str]:
+        """Remove the temporary folders of killed writes (``.<hash12>.<token>.tmp`` no live writer
+        holds: see :func:`~fedlib.experiments.store_safe.sweep_temporaries`); the names removed."""
+        return sweep_temporaries(self.root) if self.root.is_dir() else []
 
     def _install(self, tmp: Path, h: str) -> None:
         """Put ``tmp`` at ``<root>/<h>``: swapped with a folder already there in one step (a reader
