@@ -1,0 +1,143 @@
+"""The claims layer: the verdict rule, the fragile mark, the power plan, the records, the scoreboard."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fedlib.claims import all_claims
+from fedlib.claims.model import Cell, Claim
+from fedlib.claims.verdict import Interval, claim_word, fragile, side
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_side_of_each_outcome():
+    assert side(Interval(2.0, 1.0, 3.0, 3), 1)[0] == "paper"
+    assert side(Interval(2.0, 1.0, 3.0, 3), -1)[0] == "opposite"
+    assert side(Interval(-2.0, -3.0, -1.0, 3), -1)[0] == "paper"
+    assert side(Interval(0.5, -1.0, 2.0, 3), 1)[0] == "unresolved"
+    assert side(Interval(2.0), 1)[0] == "unresolved"                        # one pair: no interval
+    s, why = side(Interval(-6.0, -6.0, -6.0, 2), -1)                          # two equal values
+    assert s == "unresolved" and "zero-width" in why
+    assert side(Interval(10.6, 7.6, 13.7, 3), 1, "small", 5.76)[0] == "opposite"
+    assert side(Interval(0.04, -0.02, 0.10, 3), 1, "small", 5.76)[0] == "paper"
+    assert side(Interval(5.0, 3.0, 7.0, 3), 1, "small", 5.76)[0] == "unresolved"
+    assert side(Interval(97.6), 1, "exact")[0] == "paper"
+    assert side(Interval(-29.8), 1, "exact")[0] == "opposite"
+
+
+def test_claim_words():
+    assert claim_word(["paper", "paper"], [False, False]).word == "reproduced"
+    assert claim_word(["paper", "unresolved"], [False, False]).word == "partly"
+    assert claim_word(["opposite", "unresolved"], [False, False]).word == "against"
+    assert claim_word(["unresolved"], [False]).word == "unresolved"
+    w = claim_word(["paper", "paper"], [True, True])
+    assert w.word == "other setting" and w.would_read == "reproduced"      # never "reproduced"
+    assert claim_word(["unresolved", "paper"], [False, True]).word == "unresolved"  # other setting does not count
+    assert claim_word([], []).word == "not run"
+
+
+def test_fragile_at_the_boundary_on_any_direction():
+    t = 2.12
+    assert fragile(Interval(3.0, 2.11, 4.0, 3), t)
+    assert not fragile(Interval(3.0, 2.13, 4.0, 3), t)
+    assert fragile(Interval(-3.0, -4.0, -2.0, 3), t)                          # below 0 alike
+    assert not fragile(Interval(0.0, -1.0, 1.0, 3), t)                        # unresolved: nothing to flip
+    assert not fragile(Interval(3.0, 0.1, 4.0, 3), float("nan"))              # no measured drift (a loss)
+
+
+def test_drift_per_family_and_the_unmeasured_fallback():
+    from fedlib.claims.drift import drift
+
+    entries = [{"family": "a", "largest_round_diff": 1.0, "final_diff": -0.2},
+               {"family": "a", "largest_round_diff": 0.5, "final_diff": 0.1},
+               {"family": "b", "largest_round_diff": 2.0, "final_diff": 0.3}]
+    d = drift("a", "mean", entries)
+    assert (d.points, d.threshold, d.measured, d.entries) == (1.0, 2.0, True, 2)
+    assert drift("a", "final-round", entries).points == 0.2
+    u = drift("lstm", "mean", entries)
+    assert u.points == 2.0 and not u.measured and "unmeasured" in u.words()
+
+
+def test_the_drift_record_has_the_schema():
+    from fedlib.claims.drift import FIELDS, load
+
+    entries = load(ROOT)
+    assert entries and all(set(FIELDS) <= set(e) for e in entries)
+    assert {"cnn3-safl-cifar10", "split-cnn-cifar10", "fcn-safl-adult"} <= {e["family"] for e in entries}
+
+
+def test_power_plan_on_known_numbers():
+    from fedlib.claims.power import core_hours, plan, seeds_needed
+
+    assert seeds_needed(1.0, 1.0) == 7          # t(0.975, 5)/√6 = 1.05 > 1 ≥ t(0.975, 6)/√7 = 0.925
+    assert seeds_needed(1.0, -1.0) == 7
+    assert seeds_needed(2.0, 1.0) == 18          # t(0.975, 17)·2/√18 = 0.995
+    assert seeds_needed(0.0, 1.0) == 2 and seeds_needed(1.0, 0.0) is None
+    assert core_hours(5, 2, 30.0) == 5.0
+    p = plan(1.0, 3, 1.0, None, 2, 30.0)
+    assert p.observed_seeds == 7 and p.observed_hours == 4.0 and p.paper_seeds is None
+    iv = Interval(1.0, 0.0, 2.0, 3, (0.0, 1.0, 2.0))
+    assert iv.sd() == pytest.approx(1.0)
+    assert Interval(1.0, iv.lo, iv.hi, 3).sd() == pytest.approx(0.4026, abs=1e-3)  # from the half-width
+
+
+def test_every_claim_record_is_valid():
+    claims = all_claims()
+    assert len(claims) >= 35
+    assert len({c.id for c in claims}) == len(claims)
+    assert not [p for c in claims for p in c.problems()]
+    assert {c.paper for c in claims} == {"FedQS", "SMoFi"}
+    for c in claims:
+        for cell in c.cells:
+            assert (ROOT / "reports" / f"{cell.report}.comparison.csv").is_file(), (c.id, cell.report)
+
+
+def _fake(tmp_path: Path) -> Path:
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
+    (tmp_path / "benchmarks" / "results" / "cross_cpu.json").write_text(json.dumps([
+        {"hash": None, "family": "cnn3-safl-cifar10", "rounds": 50, "made_on": "x", "recomputed_on": "y",
+         "largest_round_diff": 1.0, "final_diff": 0.1, "date": "2026-12-06"}]))
+    rep = tmp_path / "reports" / "cpu" / "fedqs"
+    rep.mkdir(parents=True)
+    note = "95% interval [{}, {}] over 3 seeds, per seed [{}]"
+    rows = [("A − B", "paired difference, convergence accuracy", 3.0, note.format(2.5, 3.5, "2.9, 3.0, 3.1")),
+            ("A − B", "paired difference, best accuracy", 0.5, note.format(-1.0, 2.0, "0, 0.5, 1")),
+            ("A − B [code-main]", "paired difference, convergence accuracy", -3.0, note.format(-3.5, -2.5, "-3, -3, -3")),
+            ("C − B", "paired difference, convergence accuracy", 1.5, note.format(1.2, 1.8, "1.5, 1.4, 1.6"))]
+    lines = ["table,setting,metric,paper,measured,profile,note"] + [f'T,"{s}","{m}",,{v},cpu,"{n}"' for s, m, v, n in rows]
+    (rep / "t.comparison.csv").write_text("\n".join(lines) + "\n")
+    return tmp_path
+
+
+def test_window_dependent_verdict_readings_and_other_setting(tmp_path):
+    from fedlib.claims.evaluate import evaluate
+
+    root = _fake(tmp_path)
+    cell = Cell("cpu/fedqs/t", "A − B", "paired difference, convergence", 1, windows=(("best", "paired difference, best"),))
+    other = Cell("cpu/fedqs/t", "C − B", "paired difference, convergence", 1, other_setting="shards")
+    claims = [Claim("x", "FedQS", "T", "A above B.", "acc", "convergence (last 20)", 1, "cpu", (cell,),
+                    readings=("paper", "code-main")),
+              Claim("y", "SMoFi", "T", "C above B.", "acc", "final", 1, "cpu", (other,)),
+              Claim("z", "SMoFi", "T", "Not run.", "acc", "final", 1, "cpu", not_run="needs download")]
+    rows = evaluate(root, claims)
+    by = {(r.claim.id, r.reading): r for r in rows}
+    paper = by[("x", "paper")]
+    assert paper.word == "reproduced" and paper.window_words == {"best": "unresolved"}   # changes with the window
+    assert paper.fragile == []                                                            # 2.5 > 2 × 1.0
+    assert by[("x", "code-main")].word == "against"                                       # a reading's own verdict
+    y = by[("y", "paper")]
+    assert y.word == "other setting" and y.would_read == "reproduced" and len(y.fragile) == 1  # 1.2 < 2.0
+    assert by[("z", "—")].word == "not run" and by[("z", "—")].reason == "needs download"
+
+
+def test_scoreboard_and_readme_section_are_up_to_date():
+    """`fedlib scoreboard` regenerates reports/SCOREBOARD.md/.csv and the README section identically;
+    run it after re-executing a report."""
+    from fedlib.claims.cli import build, stale
+
+    assert build(ROOT) == build(ROOT)
+    assert not stale(ROOT), "run `fedlib scoreboard` and commit reports/SCOREBOARD.* and README.md"
