@@ -69,6 +69,8 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("fedlib: interrupted (finished work is kept in the result store)", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        return _closed_pipe()
     except OSError as err:  # the environment refused (permissions, a full disk, a name too long)
         where = f" ({str(err.filename)[:120]})" if err.filename else ""
         print(f"fedlib: error: {err.strerror or err}{where}\n  fix: check that path's permissions and "
@@ -78,6 +80,34 @@ def main(argv: list[str] | None = None) -> int:
         print("fedlib: error: out of memory\n  fix: lower the sizes asked for (clients, batch size, "
               "data.max_train) or FEDLIB_THREADS", file=sys.stderr)
         return 2
+
+
+def _closed_pipe() -> int:
+    """One line for output written into a pipe whose reader has gone (``fedlib run ... | head -5``):
+    name the pipe, not permissions or disk space; stdout is pointed at /dev/null so that Python's
+    final flush does not raise again."""
+    import os
+    import stat
+
+    def is_pipe(fd: int) -> bool:
+        try:
+            return stat.S_ISFIFO(os.fstat(fd).st_mode)
+        except OSError:
+            return False
+
+    which = "standard output" if is_pipe(1) or not is_pipe(2) else "standard error"
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, 1)
+    except OSError:
+        pass
+    try:
+        print(f"fedlib: error: the pipe on {which} was closed by the command reading it (e.g. `| head`) "
+              "before fedlib finished writing\n  fix: let the reader take the whole output (e.g. `| less`), "
+              "or redirect it to a file; finished work is kept in the result store", file=sys.stderr)
+    except OSError:
+        pass
+    return 141  # 128 + SIGPIPE, as a shell reports a closed pipe
 
 
 if __name__ == "__main__":

@@ -52,6 +52,13 @@ def locate(root: Path, name: str = "adult"):
         looked += [base / f for f in FILES]
         if all((base / f).is_file() for f in FILES):
             return base, "uci"
+    for base in (root / "adult", root):  # [issue 44] a file that is there is never "not found"
+        there = [f for f in FILES if (base / f).exists()]
+        if there:
+            gone = [f for f in FILES if f not in there or not (base / f).is_file()]
+            raise FedlibError(f"dataset {name!r} under {base} is damaged: {', '.join(there)} is there, but "
+                              f"{', '.join(gone)} is missing or not a file",
+                              f"download it again with `fedlib data fetch {name} --force` (or copy both files)")
     raise missing_dataset(name, looked, root)
 
 

@@ -7,7 +7,10 @@ either directly, so nothing has to be unpacked first. Every read error becomes o
 
 from __future__ import annotations
 
+import bz2
+import gzip
 import io
+import lzma
 import os
 import tarfile
 import zipfile
@@ -17,6 +20,16 @@ from pathlib import Path
 import numpy as np
 
 from fedlib.data.paths import corrupt_file
+
+# [D, issue 44] what a dataset archive may expand to, checked from the members' declared sizes
+# before anything is extracted: one member at most MAX_MEMBER_BYTES (CIFAR's largest, a 31 MB
+# pickle batch), all members together at most MAX_EXPANSION x the archive's size (image archives
+# barely compress; CIFAR's pickles 1.1x) but at least MIN_ARCHIVE_BUDGET, and never more than
+# MAX_ARCHIVE_BYTES. A 4.5 MiB archive declaring a 1 GiB member is refused before reading it.
+MAX_MEMBER_BYTES = 256 * 2**20
+MAX_EXPANSION = 20
+MIN_ARCHIVE_BUDGET = 64 * 2**20
+MAX_ARCHIVE_BYTES = 8 * 2**30
 
 ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz", ".zip")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".ppm")
@@ -49,14 +62,59 @@ class FileTree:
                 self._zip = zipfile.ZipFile(self.path)
                 self._names = sorted(i.filename for i in self._zip.infolist() if not i.is_dir())
             else:
-                self._mem = {}
-                with tarfile.open(self.path, mode="r|*") as tar:
-                    for m in tar:
-                        if m.isfile() and (keep is None or keep(m.name)):
-                            self._mem[_clean(m.name)] = tar.extractfile(m).read()
+                self._mem = self._read_tar(keep)
                 self._names = sorted(self._mem)
-        except (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, OSError) as err:
+        except (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, OSError, lzma.LZMAError) as err:
             raise corrupt_file(self.path, "archive", err) from None
+        if self._zip is not None:
+            self._check_zip_sizes(keep)
+
+    def _budget(self) -> int:
+        """Bytes the archive's members may expand to (see :data:`MAX_EXPANSION`)."""
+        return min(MAX_ARCHIVE_BYTES, max(MIN_ARCHIVE_BUDGET, MAX_EXPANSION * self.path.stat().st_size))
+
+    def _too_big(self, name: str, size: int, total: int, budget: int):
+        return corrupt_file(self.path, "archive",
+                            f"member {name!r} declares {size:,} bytes ({total:,} in all), more than the "
+                            f"{budget:,} an archive of {self.path.stat().st_size:,} bytes may expand to "
+                            "(a decompression bomb, or a damaged header)")
+
+    def _read_tar(self, keep) -> dict[str, bytes]:
+        """Every kept regular member, read in one pass; each member's declared size is checked against
+        the budget before it is read, and the compressed stream is read to its end so that its
+        checksum (gzip CRC-32 and length, bzip2 / xz CRCs) is verified: a flipped byte is refused."""
+        budget, total, mem = self._budget(), 0, {}
+        with open(self.path, "rb") as raw:
+            magic = raw.read(6)
+            raw.seek(0)
+            if magic[:2] == b"\x1f\x8b":
+                stream = gzip.GzipFile(fileobj=raw, mode="rb")
+            elif magic[:3] == b"BZh":
+                stream = bz2.BZ2File(raw, mode="rb")
+            elif magic == b"\xfd7zXZ\x00":
+                stream = lzma.LZMAFile(raw, mode="rb")
+            else:
+                stream = raw
+            with tarfile.open(fileobj=stream, mode="r|") as tar:
+                for m in tar:
+                    if m.isfile() and (keep is None or keep(m.name)):
+                        total += m.size
+                        if m.size > MAX_MEMBER_BYTES or total > budget:
+                            raise self._too_big(m.name, m.size, total, min(budget, MAX_MEMBER_BYTES))
+                        mem[_clean(m.name)] = tar.extractfile(m).read()
+            while stream.read(1 << 20):  # to the end: the gzip / bzip2 / xz checksums are checked there
+                pass
+        return mem
+
+    def _check_zip_sizes(self, keep) -> None:
+        budget, total = self._budget(), 0
+        for info in self._zip.infolist():
+            if info.is_dir() or (keep is not None and not keep(info.filename)):
+                continue
+            total += info.file_size
+            if info.file_size > MAX_MEMBER_BYTES or total > budget:
+                self._zip.close()
+                raise self._too_big(info.filename, info.file_size, total, min(budget, MAX_MEMBER_BYTES))
 
     def names(self) -> list[str]:
         return self._names

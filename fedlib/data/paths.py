@@ -52,7 +52,6 @@ def missing_dataset(name: str, looked: list[Path], root: Path) -> FedlibError:
 def corrupt_file(path, what: str, err: BaseException | str) -> FedlibError:
     """The error for a dataset file that exists but cannot be read."""
     return FedlibError(
-        f"cannot read {what} {path}: {err}",
-        "the file looks damaged or is not the expected format; delete it and download it again "
-        "(`fedlib data fetch NAME`)",
+        f"cannot read {what} {path}: {err} (the file is there but damaged, or not the expected format)",
+        "delete it and download it again (`fedlib data fetch NAME --force`); fedlib never trains on it",
     )
