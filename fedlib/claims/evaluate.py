@@ -14,7 +14,7 @@ from pathlib import Path
 
 from fedlib.claims import drift as drift_mod
 from fedlib.claims import power, rows, windows
-from fedlib.claims.verdict import Interval, claim_word, combine, judge
+from fedlib.claims.verdict import Interval, claim_word, combine, fragile, judge
 
 _NO_DRIFT = ("loss", "rounds", "oscillation", "time", "speed-up")
 
@@ -28,6 +28,7 @@ class CellResult:
     why: str = ""
     windows: dict = field(default_factory=dict)  # window -> side
     window_ivs: dict = field(default_factory=dict)
+    fragile_windows: list = field(default_factory=list)
     plan: object = None
     drift: object = None
     note: str = ""
@@ -50,7 +51,8 @@ class Row:
 
     @property
     def fragile(self) -> list:
-        return [r for r in self.decided if r.fragile]
+        """Rows whose interval (on the claim's window or another) ends within the drift of 0."""
+        return [r for r in self.cells if r.fragile or r.fragile_windows]
 
 
 def profile_of(report: str) -> str:
@@ -64,15 +66,18 @@ def has_drift(cell) -> bool:
 def _judge_cell(root: Path, cell, reading: str, iv: Interval, claim, entries) -> CellResult:
     d = drift_mod.drift(cell.family, "mean", entries)
     threshold = d.threshold if has_drift(cell) else float("nan")
-    if cell.kind == "info":
-        return CellResult(cell, iv, drift=d)
+    if cell.kind == "info":  # shown, not judged; still marked fragile where it excludes 0 near the drift
+        return CellResult(cell, iv, fragile=fragile(iv, threshold), drift=d)
     j = judge(iv, cell.sign, threshold, cell.kind, cell.small)
     res = CellResult(cell, iv, j.side, j.fragile, j.why, drift=d if has_drift(cell) else None)
     for name, metric in cell.windows:
         other = rows.find(root, cell.report, cell.setting, metric).get(reading)
         if other and other[0] is not None:
-            res.windows[name] = judge(other[0], cell.sign, threshold, cell.kind, cell.small).side
+            w = judge(other[0], cell.sign, threshold, cell.kind, cell.small)
+            res.windows[name] = w.side
             res.window_ivs[name] = other[0]
+            if w.fragile:  # an AUC or best-window row near 0 is fragile too
+                res.fragile_windows.append(name)
     recomputed, note = windows.other_windows(root, cell, reading, iv)
     res.note = note
     for name, wiv in recomputed.items():

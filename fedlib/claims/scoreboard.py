@@ -42,12 +42,14 @@ def _cell_text(r) -> str:
     c = r.cell
     tag = " (other setting)" if c.other_setting else ""
     frag = " fragile" if r.fragile else ""
+    if r.fragile_windows:
+        frag += f" (fragile on {', '.join(r.fragile_windows)})"
     return f"{c.label or c.setting}: {_iv_text(r.iv)}{tag}{frag}"
 
 
 def measured_text(row, limit: int = 4) -> str:
     cells = row.cells
-    if len(cells) <= limit:
+    if len(cells) <= limit or not row.decided:
         return "; ".join(_cell_text(r) for r in cells)
     d = row.decided
     by = {s: [r for r in d if r.side == s] for s in ("paper", "opposite", "unresolved")}
