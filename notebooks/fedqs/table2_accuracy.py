@@ -51,6 +51,14 @@
 # (`data.validation=holdout`: 20% of each client's data leaves training and feeds the situation test),
 # paired against the default FedQS, so the table shows what the split does.
 #
+# **Readings of FedQS.** The paper's numbers came from the official code, whose FedQS rules differ from
+# the paper's text (spec "Readings", `fedlib.safl.fedqs.readings`): `paper` (the text's rules, momentum
+# on: every FedQS row by default), `code-main` (the code's rules, momentum 0: its main scripts) and
+# `code-momentum` (the code's rules with its momentum rule: its momentum scripts). On the tasks in
+# `reading_tasks` FedQS-Avg and FedQS-SGD also run under each reading in `readings`; their rows carry the
+# reading's name (`FedQS-SGD · code-main`) and are judged against the same baselines on the same seeds,
+# so each claim about FedQS gets one verdict per reading, the reading named.
+#
 # **The SAFL regime** (stated in the settings below): the official code's — `safl.upload=overwrite` (one
 # buffered file per client: a client's newer update replaces its queued one, so staleness stays bounded)
 # and the official delay profile `official-100` (N = 100). Where a profile uses fewer clients (smoke) the
@@ -67,7 +75,8 @@
 #   FedAvg / FedSGD and the paper's best baselines M-step / WKAFL (18 runs each). **NLP**: Shakespeare
 #   reduced by the `safl-shakespeare-cpu` overlay (the settings row says how), the six main methods
 #   (18 runs). **RWD**: UCI Adult by gender and by ethnicity **at the paper's scale**, all thirteen methods
-#   (39 runs each). A CIFAR-10 cpu run takes ~5 CPU-minutes, a Shakespeare one ~15, an Adult run ~3.5. **Split per column**:
+#   (39 runs each). On x = 0.5 FedQS-Avg and FedQS-SGD also run under the readings `code-main` and
+#   `code-momentum` (12 runs). A CIFAR-10 cpu run takes ~5 CPU-minutes, a Shakespeare one ~15, an Adult run ~3.5. **Split per column**:
 #   one execution of everything is ~6 hours on two cores (plus Shakespeare), so the columns are computed one execution at
 #   a time, e.g. `fedlib reproduce --profile cpu --only fedqs/table2 -p 'tasks=[cifar10-x0.5]'` (x = 0.5
 #   splits further by `methods`); the final execution with the default `tasks` reads every run from the
@@ -103,6 +112,8 @@ methods = None     # subset of METHODS below; None means all thirteen
 reduced_methods = None  # methods run on tasks this profile reduces (CPU-scale CIFAR-10 / Shakespeare); None: `methods`
 full_tasks = None  # reduced tasks that still run every method of `methods` (cpu: cifar10-x0.5)
 holdout_tasks = None  # tasks that also run FedQS-Avg / FedQS-SGD under the 8:2 holdout of the paper (data.validation: holdout)
+readings = None    # FedQS readings run beside `paper` (fedlib.safl.fedqs.readings), e.g. ["code-main", "code-momentum"]
+reading_tasks = None  # tasks on which FedQS-Avg / FedQS-SGD also run under each of `readings`
 seeds = None       # e.g. [0, 1, 2]
 rounds = None      # override T for every task; None keeps the profile default
 task_rounds = None # T per task, e.g. {"cifar10-x0.1": 100}; a task not named keeps `rounds`
@@ -117,17 +128,21 @@ profile = resolve_profile(profile)
 MAIN = ["fedavg", "m-step", "fedqs-avg", "fedsgd", "wkafl", "fedqs-sgd"]  # FedQS, foundations, paper's best baselines
 SETTINGS = {
     "smoke": dict(tasks=["adult-gender"], methods=None, reduced_methods=None, full_tasks=[],
-                  holdout_tasks=["adult-gender"], seeds=[0, 1], rounds=None, task_rounds={}, workers=1),
+                  holdout_tasks=["adult-gender"], readings=["code-main"], reading_tasks=["adult-gender"],
+                  seeds=[0, 1], rounds=None, task_rounds={}, workers=1),
     "cpu": dict(tasks=["cifar10", "shakespeare", "adult"], methods=None, reduced_methods=MAIN,
-                full_tasks=["cifar10-x0.5"], holdout_tasks=["cifar10-x0.5"], seeds=[0, 1, 2], rounds=None,
+                full_tasks=["cifar10-x0.5"], holdout_tasks=["cifar10-x0.5"], readings=["code-main", "code-momentum"],
+                reading_tasks=["cifar10-x0.5"], seeds=[0, 1, 2], rounds=None,
                 task_rounds={"cifar10-x0.1": 50, "cifar10-x0.5": 50, "cifar10-x1": 50}, workers=2),
     "paper": dict(tasks=ALL_TASKS, methods=None, reduced_methods=None, full_tasks=[],
-                  holdout_tasks=["cifar10-x0.5"], seeds=[0, 1, 2], rounds=None, task_rounds={}, workers=1),
+                  holdout_tasks=["cifar10-x0.5"], readings=["code-main", "code-momentum"],
+                  reading_tasks=["cifar10-x0.5"], seeds=[0, 1, 2], rounds=None, task_rounds={}, workers=1),
     # T = 400 (the cpu overlay + rounds=400, eval_every=5, eval_last=20), x = 0.5, FedQS and its two foundations
     "long": dict(tasks=["cifar10-x0.5"], methods=["fedqs-sgd", "fedsgd", "fedqs-avg", "fedavg"], reduced_methods=None,
-                 full_tasks=[], holdout_tasks=[], seeds=[0, 1], rounds=None, task_rounds={}, workers=2),
+                 full_tasks=[], holdout_tasks=[], readings=[], reading_tasks=[], seeds=[0, 1], rounds=None,
+                 task_rounds={}, workers=2),
 }
-LISTS = {'methods', 'reduced_methods', 'seeds', 'tasks', 'full_tasks', 'holdout_tasks'}  # knobs that hold lists
+LISTS = {'methods', 'reduced_methods', 'seeds', 'tasks', 'full_tasks', 'holdout_tasks', 'readings', 'reading_tasks'}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
 S = settings
 from fedlib.reporting.fedqs import tasks_regime  # noqa: E402
@@ -151,6 +166,7 @@ from fedlib.reporting.fedqs import (METHODS, TASKS, accuracy_curves, claim_row, 
                                    mean_pairs, method_names, method_overrides, not_run_row, paired_gap_curves, paired_rows, run_metrics,
                                    settings_row, target_rounds, task_config, tasks_regime)
 from fedlib.experiments.metrics import largest_drop
+from fedlib.safl.fedqs.readings import READING_LABELS, READINGS, reading_overrides
 from fedlib.reporting.stats import interval_text, verdict
 
 sns.set_theme(style="whitegrid", context="notebook")
@@ -162,8 +178,12 @@ missing = {t: dataset_missing(t.split("-")[0]) for t in requested}  # a dataset 
 task_list = [t for t in requested if not missing[t]]
 full_tasks = expand_tasks(S["full_tasks"] or [])
 holdout_tasks = [t for t in expand_tasks(S["holdout_tasks"] or []) if t in task_list]
-HOLDOUT = ["data.validation=holdout"]  # the paper's 8:2 split: FedQS's situation test reads the holdout part
-HOLDOUT_TAG = " · 8:2 holdout"
+check_names(S["readings"] or [], READINGS, "FedQS reading", "readings")
+reading_tasks = [t for t in expand_tasks(S["reading_tasks"] or []) if t in task_list]
+# a FedQS row's variant: "" (paper reading, all data trains), the paper's 8:2 holdout, or another reading
+EXTRA = {"holdout": ("data.validation=holdout",), **{r: reading_overrides(r) for r in S["readings"] or []}}
+TAG = {"": "", "holdout": " · 8:2 holdout", **{r: f" · {r}" for r in S["readings"] or []}}
+HOLDOUT_TAG = TAG["holdout"]
 
 
 def rounds_of(task):
@@ -179,12 +199,13 @@ def methods_on(task):
     return [m for m in method_list if m in S["reduced_methods"]]
 
 
-cells = [(t, m, s, False) for t in task_list for m in methods_on(t) for s in S["seeds"]]
-cells += [(t, m, s, True) for t in holdout_tasks for m in ("fedqs-avg", "fedqs-sgd") if m in methods_on(t)
-          for s in S["seeds"]]
-cfgs = [task_config(m, t, profile, rounds_of(t), extra=HOLDOUT if h else ()).replace(seed=s) for t, m, s, h in cells]
+cells = [(t, m, s, "") for t in task_list for m in methods_on(t) for s in S["seeds"]]
+cells += [(t, m, s, v) for v, where in (("holdout", holdout_tasks), *((r, reading_tasks) for r in S["readings"] or []))
+          for t in where for m in ("fedqs-avg", "fedqs-sgd") if m in methods_on(t) for s in S["seeds"]]
+cfgs = [task_config(m, t, profile, rounds_of(t), extra=EXTRA.get(v, ())).replace(seed=s) for t, m, s, v in cells]
 print(f"{len(cfgs)} runs: {len(task_list)} task(s), {len(S['seeds'])} seed(s), "
-      f"{sum(h for *_, h in cells)} of them under the 8:2 holdout")
+      f"{sum(v == 'holdout' for *_, v in cells)} of them under the 8:2 holdout, "
+      f"{sum(v not in ('', 'holdout') for *_, v in cells)} under the readings {S['readings'] or []}")
 # which rounds carry an accuracy, per column; every metric reads those only
 EVALUATION = {t: cadence_words(next(c for c, (task, *_) in zip(cfgs, cells) if task == t)) for t in task_list}
 print("evaluation:", EVALUATION)
@@ -194,11 +215,11 @@ results = run_all(cfgs, "Table 2", S["workers"])
 
 # %%
 rows = []
-for (task, method, seed, holdout), cfg, res in zip(cells, cfgs, results):
+for (task, method, seed, variant), cfg, res in zip(cells, cfgs, results):
     s = res.summary
     rows.append({
-        "task": task, "column": TASKS[task][2], "method": METHODS[method][0] + (HOLDOUT_TAG if holdout else ""),
-        "aggregation": METHODS[method][1], "holdout": holdout, "seed": seed, "T": cfg.rounds,
+        "task": task, "column": TASKS[task][2], "method": METHODS[method][0] + TAG[variant],
+        "aggregation": METHODS[method][1], "variant": variant, "seed": seed, "T": cfg.rounds,
         "accuracy": 100 * s["convergence_accuracy"],  # the paper's metric: mean of the last 20 rounds
         "rounds_to_target": target_rounds(s, task),  # NaN: never reached (censored at T below)
         "oscillations": s["oscillations"], "largest_drop": largest_drop(res.history),
@@ -211,7 +232,7 @@ runs = pd.DataFrame(rows)
 if len(runs):
     runs["censored"] = runs["rounds_to_target"].isna()
     runs["rounds_to_target"] = [censor([r], t)[0].iloc[0] for r, t in zip(runs["rounds_to_target"], runs["T"])]
-main_runs = runs[~runs["holdout"]] if len(runs) else runs
+main_runs = runs[runs["variant"] == ""] if len(runs) else runs
 per_task = runs.groupby(["column", "aggregation", "method"], sort=False)[
     ["accuracy", "final", "best", "rounds_to_target", "swing"]].mean()
 table = per_task.unstack("column")
@@ -231,7 +252,10 @@ FEDQS = {"model": METHODS["fedqs-avg"][0], "gradient": METHODS["fedqs-sgd"][0]}
 PAIRS = [(FEDQS[METHODS[b][1]], METHODS[b][0], 1) for b in method_list if b not in ("fedqs-avg", "fedqs-sgd")]
 WEAKER = [(METHODS[a][0], METHODS[b][0], -1) for a, b in (("safa", "fedavg"), ("fedat", "fedavg"), ("fedbuff", "fedsgd"))]
 SPLIT = [(FEDQS[a] + HOLDOUT_TAG, FEDQS[a], 0) for a in ("model", "gradient")]  # no direction claimed
-diffs = paired_rows(runs, PAIRS + WEAKER + SPLIT, by=["task"], metrics=("accuracy", "final", "best"))
+# each further reading: FedQS under it − every baseline of its family (the paper's side), and − the paper reading
+READ = [(f + TAG[r], b, sign) for r in S["readings"] or [] for f, b, sign in PAIRS]
+READ += [(FEDQS[a] + TAG[r], FEDQS[a], 0) for r in S["readings"] or [] for a in ("model", "gradient")]
+diffs = paired_rows(runs, PAIRS + WEAKER + SPLIT + READ, by=["task"], metrics=("accuracy", "final", "best"))
 if len(diffs):
     diffs["column"] = diffs["task"].map(lambda t: TASKS[t][2])
     diffs["panel"] = diffs["method"].map({FEDQS["model"]: f"{FEDQS['model']} − each model-aggregation baseline",
@@ -250,8 +274,8 @@ show_forest(acc, "table2_accuracy", profile, GROUP, y="baseline", col="column", 
 # points are the evaluated rounds only.
 
 # %%
-curves = accuracy_curves([(TASKS[t][2], METHODS[m][0], s) for t, m, s, h in cells if not h],
-                         [r for (*_, h), r in zip(cells, results) if not h], ["column", "method", "seed"])
+curves = accuracy_curves([(TASKS[t][2], METHODS[m][0], s) for t, m, s, v in cells if not v],
+                         [r for (*_, v), r in zip(cells, results) if not v], ["column", "method", "seed"])
 GAP_PAIRS = [(FEDQS[METHODS[b][1]], METHODS[b][0]) for b in ("fedavg", "m-step", "fedsgd", "wkafl") if b in method_list]
 gap_curves = paired_gap_curves(curves, GAP_PAIRS, by=["column"])
 tails = {c.rounds - c.eval_last + 1 for c in cfgs if c.eval_last}
@@ -267,13 +291,33 @@ show_gap_curves(gap_curves, "table2_accuracy_gap_curves", profile, GROUP, col="c
 # minus FedQS under the default (all data trains; the situation test reads the first ≤ 20 per class).
 
 # %%
-others = diffs[(diffs["sign"] != 1) & (diffs["metric"] == "accuracy")] if len(diffs) else diffs
+others = diffs[diffs["comparison"].isin({f"{a} − {b}" for a, b, _ in WEAKER + SPLIT})
+               & (diffs["metric"] == "accuracy")] if len(diffs) else diffs
 if len(others):
     others = others.assign(panel=np.where(others["sign"] == -1, "paper: below its foundation (negative)",
                                           "FedQS under the 8:2 holdout of the paper − default FedQS"),
                            comparison=others["comparison"].str.replace(HOLDOUT_TAG, " (8:2)", regex=False))
 show_forest(others, "table2_accuracy_paired", profile, GROUP, y="comparison", col="column", row="panel",
             title="Paired differences, convergence accuracy (mean of the last 20 rounds)")
+
+# %% [markdown]
+# ## FedQS under the official code's readings
+#
+# On the tasks in `reading_tasks`: FedQS-Avg and FedQS-SGD under each reading in `readings` minus each
+# baseline of their family (top rows: the paper's side is positive), and minus FedQS under the paper
+# reading (bottom row: no direction claimed — how much the reading itself moves FedQS). Same seeds, so
+# the baselines' runs are shared with the rows above.
+
+# %%
+read_rows = diffs[diffs["comparison"].isin({f"{a} − {b}" for a, b, _ in READ}) & (diffs["metric"] == "accuracy")] \
+    if len(diffs) else diffs
+if len(read_rows):
+    read_rows = read_rows.assign(panel=np.where(read_rows["sign"] == 1, "FedQS under a reading − each baseline",
+                                                "FedQS under a reading − FedQS under the paper reading"))
+show_forest(read_rows, "table2_accuracy_readings", profile, GROUP, y="comparison", col="column", row="panel",
+            title=f"FedQS's readings, convergence accuracy (mean of the last 20 rounds), {len(S['seeds'])} paired seeds")
+
+
 def chance_level(task):
     """The accuracy (%) of a model that learnt nothing: 1/10 on CIFAR-10; on Shakespeare the share of
     the most frequent next character (a space) in the test set, where an LSTM sits on its plateau.
@@ -375,6 +419,13 @@ for fedqs, agg, paper_acc, paper_gap, best in (("fedqs-avg", "model", 68.88, 1.7
         out.append(claim_row("Table 2", f"{label} ahead of every {agg}-aggregation baseline in every column", fam.assign(
             where=fam["column"] + ": " + fam["baseline"]), label_col="where",
             note="paper: the highest accuracy across almost all tasks"))
+    for r in S["readings"] or []:  # the same claim under each further reading, on the tasks it ran
+        fam_r = read_rows[(read_rows["method"] == label + TAG[r]) & (read_rows["sign"] == 1)] if len(read_rows) else read_rows
+        if len(fam_r):
+            out.append(claim_row("Table 2", f"{label}{TAG[r]} ahead of every {agg}-aggregation baseline "
+                                 f"({', '.join(fam_r['column'].unique())})", fam_r.assign(
+                                     where=fam_r["column"] + ": " + fam_r["baseline"]), label_col="where",
+                                 note=f"reading {r}: {READING_LABELS[r]}"))
 weak = diffs[(diffs["sign"] == -1) & (diffs["metric"] == "accuracy")] if len(diffs) else diffs
 if len(weak):
     out.append(claim_row("Table 2", "SAFA, FedAT and FedBuff less accurate than their foundations FedAvg / FedSGD",
@@ -413,7 +464,8 @@ for _, r in diffs[diffs["metric"] == "accuracy"].iterrows() if len(diffs) else [
     out.append({"table": "Table 2", "setting": f"{r['column']}, {r['comparison']}",
                 "metric": "paired difference, convergence accuracy (points)", "paper": float("nan"),
                 "measured": r["mean"],
-                "note": interval_note(r) + ("; paper: no direction (the paper's own split)" if r["sign"] == 0 else "")})
+                "note": interval_note(r) + ("" if r["sign"] else "; paper: no direction (the paper's own split)"
+                                            if HOLDOUT_TAG in r["comparison"] else "; no direction: a reading against the paper reading")})
 for task, c in chance.items():
     out.append({"table": "Table 2", "setting": f"{TASKS[task][2]}, best method's final accuracy",
                 "metric": "points above chance", "paper": float("nan"), "measured": c["margin"],
@@ -447,7 +499,7 @@ df
 # load: they are what these runs took here, not a benchmark.
 
 # %%
-costs = cost_table(cells, results, ["task", "method", "seed", "holdout"])
+costs = cost_table(cells, results, ["task", "method", "seed", "variant"])
 print(cost_note(costs))
 # the mean run per task and method (seeds pooled)
-costs.groupby(["task", "method", "holdout"], sort=False)[list(COST_COLUMNS)].mean().round(2)
+costs.groupby(["task", "method", "variant"], sort=False)[list(COST_COLUMNS)].mean().round(2)

@@ -29,7 +29,11 @@
 #
 # **This notebook** runs FedQS-Avg and FedQS-SGD with `options.similarity` = cosine / euclidean /
 # manhattan / angle (the official code's mean per-layer angle, spec §3), `options.momentum=false` and
-# `options.feedback=false`. Distances are turned into "larger = more similar" by 1/(1+d)
+# `options.feedback=false`, and full FedQS under the official code's two readings (spec "Readings",
+# `fedlib.safl.fedqs.readings`): `code-main` (the code's rules, momentum 0: its main scripts) and
+# `code-momentum` (the code's rules with its momentum rule). Under the code's rules the momentum claim
+# reads as code-main − code-momentum (the same rules without and with momentum). The rule-by-rule
+# companion, `table5_code_rules`, says which of the code's rules moves FedQS. Distances are turned into "larger = more similar" by 1/(1+d)
 # (`fedlib.safl.fedqs`). Metrics: convergence accuracy (last 20 rounds), rounds to 95% of it (a target
 # never reached is censored at T, not dropped), and the paper's **number of oscillations with threshold
 # 15**: the rounds whose test accuracy drops by more than 15 percentage points from the previous
@@ -52,8 +56,9 @@
 # - `smoke`: Adult, 10 clients (uniform 1:50 delays), K = 3, 5 rounds, 2 seeds — seconds; numbers meaningless.
 # - `cpu`: **CIFAR-10 x = 0.5 with the small CNN `cnn3`** (not ResNet-18; 100 clients, K = 10, the
 #   full training set, `official-100` delays, **T = 50** rounds), **three paired seeds [0, 1, 2]**, the
-#   three similarity functions of the paper (cosine = full FedQS, Euclidean, Manhattan) and the two
-#   module ablations (w/o momentum, w/o feedback), for both variants: 30 runs, the six full-FedQS runs
+#   three similarity functions of the paper (cosine = full FedQS, Euclidean, Manhattan), the two
+#   module ablations (w/o momentum, w/o feedback) and the readings code-main / code-momentum (Table 2's
+#   reading runs), for both variants: 42 runs, the six full-FedQS runs
 #   are Table 2's x = 0.5 column, **24 new runs** of ~5 CPU-minutes (~60 min on two cores; split with
 #   `-p 'variants=[cosine, euclidean, manhattan]'` and `-p 'variants=[cosine, w/o momentum, w/o feedback]'`).
 #   `variants=[..., angle]` adds the official code's angle; `task="adult", rounds=400` runs the variants
@@ -83,18 +88,20 @@ workers = None     # >1: run the missing cells in a local process pool first (fe
 # NBVAL_CHECK_OUTPUT
 from fedlib.reporting import apply_knobs, resolve_profile, show_settings
 from fedlib.reporting.fedqs import cadence
+from fedlib.safl.fedqs.readings import reading_overrides
 
 profile = resolve_profile(profile)
 VARIANTS = {  # name: FedQS option overrides
     "cosine": [], "euclidean": ["options.similarity=euclidean"], "manhattan": ["options.similarity=manhattan"],
     "angle": ["options.similarity=angle"], "w/o momentum": ["options.momentum=false"],
     "w/o feedback": ["options.feedback=false"],
+    **{r: list(reading_overrides(r)) for r in ("code-main", "code-momentum")},  # full FedQS under the code's readings
 }
 SETTINGS = {
     "smoke": dict(task="adult", alphas=[0.5], variants=list(VARIANTS), seeds=[0, 1], rounds=5, workers=1,
                   reduce=["safl.clients=10", "safl.delays=uniform", "safl.k=3", "data.max_train=2000"]),
     "cpu": dict(task="cifar10", alphas=[0.5], variants=["cosine", "euclidean", "manhattan", "w/o momentum",
-                                                     "w/o feedback"], seeds=[0, 1, 2],
+                                                     "w/o feedback", "code-main", "code-momentum"], seeds=[0, 1, 2],
                 rounds=50, workers=2, reduce=[]),
     "paper": dict(task="cifar10", alphas=[0.1, 0.5, 1.0], variants=list(VARIANTS), seeds=[0, 1, 2], rounds=400,
                   workers=1, reduce=[]),
@@ -199,7 +206,20 @@ SIGNS = {  # metric -> variant -> the paper's sign of (variant − cosine); 0: n
     "oscillations": {"manhattan": 1, "euclidean": 1, "angle": 0, "w/o momentum": 0, "w/o feedback": 0},
     "rounds_to_95": {"w/o momentum": 1, "w/o feedback": 0, "manhattan": 0, "euclidean": 0, "angle": 0},
 }
-diffs = pd.concat([paired_rows(runs, [(v, "cosine", signs[v]) for v in S["variants"] if v != "cosine"], by=["method"],
+# the momentum claim under the code's rules: code-main (momentum 0) − code-momentum, the paper's sign per metric
+CODE_MOMENTUM = {"accuracy": -1, "oscillations": 0, "rounds_to_95": 1}
+
+
+def pairs_for(metric, signs):
+    """(variant, baseline, sign) of ``metric``: each variant − cosine (a reading: no direction), and
+    code-main − code-momentum where both ran."""
+    pairs = [(v, "cosine", signs.get(v, 0)) for v in S["variants"] if v != "cosine"]
+    if {"code-main", "code-momentum"} <= set(S["variants"]):
+        pairs.append(("code-main", "code-momentum", CODE_MOMENTUM[metric]))
+    return pairs
+
+
+diffs = pd.concat([paired_rows(runs, pairs_for(metric, signs), by=["method"],
                                metrics=(metric,), method_col="variant", pair_col="pair")
                    for metric, signs in SIGNS.items()], ignore_index=True)
 if len(diffs):
@@ -233,9 +253,9 @@ def val(variant, method, col="accuracy"):
     return float(mean.loc[(variant, method), col]) if (variant, method) in mean.index else float("nan")
 
 
-def part(variant, metric):
-    """The paired rows of ``variant`` − cosine in ``metric`` (both FedQS variants)."""
-    return diffs[(diffs["comparison"] == f"{variant} − cosine") & (diffs["metric"] == metric)] if len(diffs) else diffs
+def part(variant, metric, baseline="cosine"):
+    """The paired rows of ``variant`` − ``baseline`` in ``metric`` (both FedQS variants)."""
+    return diffs[(diffs["comparison"] == f"{variant} − {baseline}") & (diffs["metric"] == metric)] if len(diffs) else diffs
 
 
 out = [settings_row("Table 5", f"{scale_note}; {len(S['seeds'])} paired seeds {S['seeds']}; differences are variant − "
@@ -250,7 +270,12 @@ CLAIMS = [("manhattan", "accuracy", "Manhattan slightly more accurate than cosin
 for variant, metric, words in CLAIMS:
     sel = part(variant, metric)
     if len(sel):
-        out.append(claim_row("Table 5", words, sel, label_col="method"))
+        out.append(claim_row("Table 5", words, sel, label_col="method", note="reading paper"))
+for metric, words in (("accuracy", "without momentum, accuracy drops"), ("rounds_to_95", "without momentum, more rounds")):
+    sel = part("code-main", metric, "code-momentum")  # the same claim under the code's rules
+    if len(sel):
+        out.append(claim_row("Table 5", f"{words} · code reading (code-main − code-momentum)", sel, label_col="method",
+                             note="reading code: the code's rules without (main scripts) and with (momentum scripts) momentum"))
 osc = pd.concat([part(v, "oscillations") for v in ("euclidean", "manhattan")]) if len(diffs) else diffs
 if len(osc):
     out.append(claim_row("Table 5", "cosine oscillates least (fewer 15-point drops than Euclidean, Manhattan)",
@@ -272,14 +297,15 @@ if "cosine" in S["variants"]:
             out.append({"table": "Table 5", "setting": f"w/o feedback, {m}", "metric": "accuracy change (points)",
                         "paper": paper_value, "measured": val("w/o feedback", m) - val("cosine", m),
                         "note": "mean over seeds"})
-    for other in ("euclidean", "manhattan", "angle"):
+    for other in ("euclidean", "manhattan", "angle", "code-main", "code-momentum"):
         if other in S["variants"]:
             out.append({"table": "Table 5", "setting": f"{other} − cosine (mean of Avg, SGD)",
                         "metric": "accuracy difference (points)", "paper": float("nan"),
                         "measured": np.mean([val(other, m) - val("cosine", m) for m in METHODS.values()]),
                         "note": ("paper: slightly positive for Manhattan" if other == "manhattan" else
                                  "paper: comparable" if other == "euclidean" else
-                                 "not in the paper (the official code's angle)")})
+                                 "not in the paper (the official code's angle)" if other == "angle" else
+                                 "full FedQS under the code's reading minus under the paper's: no direction claimed")})
 for variant in S["variants"]:  # each variant's own numbers, the oscillation count among them
     for m in METHODS.values():
         if (variant, m) in mean.index:
