@@ -176,6 +176,31 @@ CLI_CASES = [
     ("model-name", _run("model.name=nope", preset=ADULT), "unknown model"),
     ("split-framework", _run("split.framework=nope", preset=SPLIT), "unknown split.framework"),
     ("partition-role-on-adult", _run("data.partition=role", preset=ADULT), "only exists for dataset"),
+    # ---- issue 44: tracebacks, hangs and silent runs that became one line
+    ("toy-dim-1e9", _run("options.dim=1e9"), "options.dim=1000000000 exceeds the limit"),
+    ("toy-dim-11-digits", _run("options.dim=99999999999"), "options.dim=99999999999 exceeds the limit"),
+    ("toy-samples-11-digits", _run("options.samples_per_client=99999999999"), "exceeds the limit"),
+    ("toy-test-samples-11-digits", _run("options.test_samples=99999999999"), "exceeds the limit"),
+    ("toy-samples-1e8", _run("options.samples_per_client=99999999"), "exceeds the limit"),
+    ("toy-features-x-clients", _run("options.samples_per_client=500000", "safl.clients=200"),
+     "features exceed the limit"),
+    ("rounds-5000-digits", _run("rounds=" + "9" * 5000), "integer of 5,000 digits"),
+    ("yaml-alias-bomb", ["run", "--config", "{dir}/bomb.yaml"], "anchors and aliases are not accepted"),
+    ("yaml-recursive-anchor", ["run", "--config", "{dir}/recursive.yaml"], "anchors and aliases are not accepted"),
+    ("yaml-huge", ["run", "--config", "{dir}/huge.yaml"], "a config is at most"),
+    ("lr-1e-320-toy", _run("local.lr=1e-320"), "float32's smallest normal"),
+    ("lr-1e-320-adult", _run("local.lr=1e-320", preset=ADULT), "float32's smallest normal"),
+    ("clip-1e-320-adult", _run("local.clip_norm=1e-320", preset=ADULT), "float32's smallest normal"),
+    ("lr-x-clip-tiny-adult", _run("local.lr=1e-20", "local.clip_norm=1e-20", preset=ADULT),
+     "local.lr x local.clip_norm"),
+    ("toy-heterogeneity-1e6", _run("options.heterogeneity=1e6"), "no round can change it"),
+    ("results-root", ["run", "--preset", TOY, "--results", "/"], "is the system folder '/'"),
+    ("results-etc", ["results", "list", "--results", "/etc"], "system folder"),
+    ("import-results-root", ["results", "import", "--results", "/"], "system folder"),
+    ("verify-changed-since-bad-rev", ["verify", "--changed-since", "no-such-rev-44", "--ledger", "{dir}"],
+     "git cannot list what changed"),
+    ("verify-changed-since-option", ["verify", "--changed-since", "--all", "--ledger", "{dir}"],
+     "expected one argument"),
 ]
 
 
@@ -184,6 +209,12 @@ def _fill(argv, tmp_path):
     (tmp_path / "broken.yaml").write_text("rounds: [1\n")
     (tmp_path / "list.yaml").write_text("- 1\n- 2\n")
     (tmp_path / "binary.yaml").write_bytes(bytes(range(128, 256)) * 3)
+    lol = ", ".join(["*a"] * 9)
+    (tmp_path / "bomb.yaml").write_text("a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n"
+                                        + "".join(f"{c}: &{c} [{lol.replace('a', p)}]\n"
+                                                  for p, c in zip("abcdefgh", "bcdefghi")))
+    (tmp_path / "recursive.yaml").write_text("extends: toy-smoke\noptions: &o {x: *o}\n")
+    (tmp_path / "huge.yaml").write_text("# " + "x" * (2 << 20) + "\n")
     return [a.replace("{file}", str(tmp_path / "afile")).replace("{tmp}", str(tmp_path / "store"))
             .replace("{dir}", str(tmp_path)) for a in argv]
 
@@ -273,7 +304,38 @@ API_CASES = [
     ("run-max-train-10", lambda t: run(RunConfig.from_preset(ADULT, ["data.max_train=10"]), store=t,
                                         progress=False), "no client has a full batch"),
     ("from-yaml-binary", lambda t: RunConfig.from_yaml(_binary(t)), "not a text"),
+    # ---- issue 44
+    ("from-yaml-none", lambda t: RunConfig.from_yaml(None), "must be given as a path"),
+    ("from-yaml-int", lambda t: RunConfig.from_yaml(123), "must be given as a path"),
+    ("store-get-none", lambda t: ResultStore(t).get(None), "named by a RunConfig or its config hash"),
+    ("store-status-int", lambda t: ResultStore(t).status(5), "named by a RunConfig or its config hash"),
+    ("store-write-escape", lambda t: ResultStore(t / "s").write_folder("../escape", {"config.json": b"{}"}),
+     "is not a result hash"),
+    ("store-path-prefix", lambda t: ResultStore(t).path("abc"), "is not a result hash"),
+    ("store-root", lambda t: ResultStore("/"), "system folder"),
+    ("store-proc", lambda t: ResultStore("/proc/self"), "system folder"),
+    ("ledger-int", lambda t: _ledger(5).hashes(), "must be a folder path"),
+    ("ledger-root", lambda t: _ledger("/").hashes(), "system folder"),
+    ("ledger-read-escape", lambda t: _ledger(t).read("../../etc"), "is not a ledger entry hash"),
+    ("list-presets-int", lambda t: _list_presets(5), "takes a name prefix"),
+    ("overrides-5000-digits", lambda t: _toy().with_overrides(["rounds=" + "1" * 5000]), "5,000 digits"),
+    ("overrides-alias", lambda t: _toy().with_overrides(["options=&a {x: *a}"]), "anchor"),
+    ("toy-dim-huge-dict", lambda t: RunConfig.from_dict({"paradigm": "toy", "algorithm": "fedavg",
+                                                         "options": {"dim": 10 ** 11}}), "exceeds the limit"),
+    ("lr-denormal-dict", lambda t: RunConfig.from_dict({"local": {"lr": 1e-320}}), "smallest normal"),
 ]
+
+
+def _ledger(root):
+    from fedlib.experiments.ledger import Ledger
+
+    return Ledger(root)
+
+
+def _list_presets(x):
+    from fedlib.experiments.presets import list_presets
+
+    return list_presets(x)
 
 
 def _binary(t):
@@ -305,6 +367,10 @@ ENV_CASES = [
     ("threads-huge", {"FEDLIB_THREADS": "100000"}, _run(), "FEDLIB_THREADS=100000 exceeds"),
     ("progress-unknown", {"FEDLIB_PROGRESS": "foo"}, ["run", "--preset", TOY], "unknown FEDLIB_PROGRESS"),
     ("results-env-long", {"FEDLIB_RESULTS": "/tmp/" + "r" * 300}, _run(), "too long"),
+    ("results-env-root", {"FEDLIB_RESULTS": "/"}, _run(), "is the system folder '/'"),
+    ("results-env-usr", {"FEDLIB_RESULTS": "/usr"}, ["results", "list"], "system folder"),
+    ("ledger-env-root", {"FEDLIB_LEDGER": "/"}, ["results", "import", "--results", "/tmp/fedlib-44-unused"],
+     "system folder"),
 ]
 
 

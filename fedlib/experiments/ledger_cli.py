@@ -3,6 +3,7 @@
     fedlib results export [HASH ...] [--all] [--reports] [--ledger DIR]   store -> ledger
     fedlib results import [PATH]                                           ledger -> store
     fedlib verify [--sample N] [--only NOTEBOOK] [--profile P] [--seed S]  recompute ledger runs
+    fedlib verify --changed-since REV                                      recompute the entries added since REV
 
 ``verify`` recomputes ledger runs in a scratch store and prints, per run, ``identical`` or the first
 round whose (non-timing) history differs and the largest accuracy difference, with the CPU type each
@@ -21,7 +22,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from fedlib.core.errors import check
+from fedlib.core.errors import FedlibError, check
 from fedlib.experiments.ledger import Ledger, export_runs, import_runs
 
 __all__ = ["register", "cmd_export", "cmd_import", "cmd_verify", "report_runs", "compare_histories"]
@@ -133,6 +134,42 @@ def _candidates(ledger: Ledger, only: list[str] | None, profile: str | None) -> 
     return sorted(picked & have)
 
 
+def added_since(ledger: Ledger, rev: str) -> tuple[list[str], list[tuple[str, str]]]:
+    """(hashes, strays) of the ledger entries added since git revision ``rev`` (committed, staged,
+    changed or untracked: what a pull or a merge brought), from git run in the ledger's folder.
+    ``strays``: added paths that are no entry (a link, a file, a wrong two-letter folder)."""
+    import subprocess
+
+    check(isinstance(rev, str) and rev.strip() != "" and not rev.startswith("-"),
+          f"--changed-since needs a git revision, got {rev!r}", "e.g. --changed-since origin/main or HEAD~3")
+
+    def git(*argv) -> str:
+        try:
+            out = subprocess.run(["git", "-C", str(ledger.root), *argv], capture_output=True, text=True,
+                                 timeout=120)
+        except FileNotFoundError:
+            raise FedlibError("--changed-since needs git, which is not installed",
+                              "install git, or verify with --sample N / --only NOTEBOOK") from None
+        if out.returncode != 0:
+            why = (out.stderr.strip().splitlines() or ["git failed"])[-1][:200]
+            raise FedlibError(f"git cannot list what changed in {str(ledger.root)!r} since {rev!r}: {why}",
+                              "give a revision of this repository (e.g. origin/main, HEAD~3, a commit)")
+        return out.stdout
+
+    check(ledger.root.is_dir(), f"no ledger folder at {str(ledger.root)!r}", "pass --ledger DIR")
+    git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
+    paths = git("diff", "--name-only", "--relative", "--no-renames", "--diff-filter=A", rev, "--", ".").splitlines()
+    paths += git("ls-files", "--others", "--exclude-standard", "--", ".").splitlines()
+    entries = {p.split("/")[1] if p.count("/") >= 1 else p for p in paths
+               if re.fullmatch(r"[0-9a-f]{2}/[0-9a-f]{64}(/.*)?", p)}
+    have, strays = ledger.scan()
+    hashes = sorted(h for h in entries if h in set(have))
+    new_strays = [(rel, why) for rel, why in strays if any(p.startswith(rel) for p in paths)]
+    unlisted = [(f"{h[:2]}/{h[:12]}", "added, but not an entry folder") for h in sorted(entries)
+                if h not in set(have) and not any(h[:12] in rel for rel, _ in new_strays)]
+    return hashes, new_strays + unlisted
+
+
 def cmd_verify(args) -> int:
     import pandas as pd
 
@@ -141,7 +178,25 @@ def cmd_verify(args) -> int:
     from fedlib.experiments.store import csv_to_frame
 
     ledger = Ledger(args.ledger)
-    pool = _candidates(ledger, args.only, args.profile)
+    refused = []
+    if args.changed_since is not None:
+        check(not args.only, "--changed-since and --only both choose the runs", "give one of them")
+        pool, strays = added_since(ledger, args.changed_since)
+        # the import's checks first: checksums, links, bombs, and the config re-hashed by today's code
+        for h in list(pool):
+            ok, why = ledger.check(h)
+            if not ok:
+                refused.append((h[:12], why))
+                pool.remove(h)
+        refused += strays
+        print(f"{len(pool) + len(refused)} ledger entries added since {args.changed_since}: "
+              f"{len(refused)} refused, {len(pool)} to recompute")
+        for rel, why in refused:
+            print(f"  refused {rel}: {why}")
+        if not pool:
+            return 1 if refused else 0
+    else:
+        pool = _candidates(ledger, args.only, args.profile)
     check(bool(pool), f"the ledger {str(ledger.root)!r} holds no run to verify",
           "export runs first (fedlib results export) or check --only / --ledger")
     check(args.sample is None or args.sample >= 1, f"--sample must be >= 1, got {args.sample}")
@@ -180,8 +235,9 @@ def cmd_verify(args) -> int:
                   f"made on {made_on}", flush=True)
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 60):
         print(pd.DataFrame(rows).to_string(index=False))
-    print(f"{len(rows) - bad} consistent, {bad} differ on the CPU type they were made on")
-    return 1 if bad else 0
+    print(f"{len(rows) - bad} consistent, {bad} differ on the CPU type they were made on"
+          + (f"; {len(refused)} added entries refused" if refused else ""))
+    return 1 if bad or refused else 0
 
 
 def register(subparsers) -> None:
@@ -192,4 +248,7 @@ def register(subparsers) -> None:
     p.add_argument("--profile", default=None, help="with --only: the reports' profile folder (default: all)")
     p.add_argument("--seed", type=int, default=0, help="which runs --sample draws")
     p.add_argument("--ledger", default=None, metavar="DIR", help="ledger folder (default: ledger/ of the checkout)")
+    p.add_argument("--changed-since", default=None, metavar="REV",
+                   help="recompute exactly the ledger entries added since git revision REV (what a pull or a "
+                        "merge brought, e.g. --changed-since ORIG_HEAD or origin/main), after the import's checks")
     p.set_defaults(func=cmd_verify)

@@ -151,9 +151,10 @@ def write_file(dir_fd: int, name: str, data: bytes, sync: bool = True) -> None:
 
 
 def gunzip_bounded(data: bytes, where: str, cap: int = MAX_FILE_BYTES) -> bytes:
-    """``gzip.decompress(data)``, streamed with a ceiling: at most the size the gzip trailer records
-    (ISIZE, the size modulo 2^32) and at most ``cap``; :class:`Unsafe` as soon as the output would
-    pass it, or for a damaged stream (bad CRC, truncated)."""
+    """``gzip.decompress(data)`` of a one-member gzip file (what :meth:`Ledger.add` writes), streamed
+    with a ceiling: at most the size the gzip trailer records (ISIZE) and at most ``cap``;
+    :class:`Unsafe` as soon as the output would pass it, or for a damaged stream (bad CRC, truncated,
+    data after the member)."""
     if len(data) < 18 or data[:2] != b"\x1f\x8b":
         raise Unsafe(f"{where} is not a gzip file")
     recorded = struct.unpack("<I", data[-4:])[0]
@@ -161,26 +162,24 @@ def gunzip_bounded(data: bytes, where: str, cap: int = MAX_FILE_BYTES) -> bytes:
     if recorded > cap:
         raise Unsafe(f"{where} records {recorded:,} bytes uncompressed, more than the {cap:,} a result "
                      "file may hold (a decompression bomb?)")
-    out, total, rest = [], 0, data
-    while rest:  # a gzip file may hold several members
-        d = zlib.decompressobj(16 + zlib.MAX_WBITS)
-        pending = rest
-        while pending:
-            try:
-                block = d.decompress(pending, max(1, limit + 1 - total))
-            except zlib.error as err:
-                raise Unsafe(f"{where} is damaged ({err})") from None
-            total += len(block)
-            if total > limit:
-                raise Unsafe(f"{where} expands past the {limit:,} bytes its gzip trailer records (a "
-                             "decompression bomb?)")
-            out.append(block)
-            pending = d.unconsumed_tail
-            if d.eof:
-                break
-        if not d.eof:
-            raise Unsafe(f"{where} is truncated")
-        rest = d.unused_data.lstrip(b"\0")
+    out, total = [], 0
+    d = zlib.decompressobj(16 + zlib.MAX_WBITS)
+    pending = data
+    while pending and not d.eof:
+        try:
+            block = d.decompress(pending, max(1, limit + 1 - total))
+        except zlib.error as err:
+            raise Unsafe(f"{where} is damaged ({err})") from None
+        total += len(block)
+        if total > limit:
+            raise Unsafe(f"{where} expands past the {limit:,} bytes its gzip trailer records (a "
+                         "decompression bomb?)")
+        out.append(block)
+        pending = d.unconsumed_tail
+    if not d.eof:
+        raise Unsafe(f"{where} is truncated")
+    if d.unused_data.strip(b"\0"):  # fedlib writes one gzip member; its trailer bounds the size
+        raise Unsafe(f"{where} holds data after its gzip stream (damaged, or not written by fedlib)")
     return b"".join(out)
 
 

@@ -1,0 +1,394 @@
+"""A ledger safe to pull from a fork (issue 44): nothing written outside its folder, no bomb, no
+forged config, no quiet skip; datasets verified before use; a closed pipe named as such.
+
+Each test names the "Why" item of issue 44 it covers. Runs are the toy preset's (milliseconds).
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tarfile
+import time
+import tracemalloc
+from pathlib import Path
+
+import pytest
+
+from fedlib.cli import main
+from fedlib.core.errors import FedlibError
+from fedlib.experiments import ResultStore, RunConfig, run
+from fedlib.experiments import ledger as ledger_mod
+from fedlib.experiments.ledger import Ledger, export_runs, import_runs
+from fedlib.experiments.store_safe import MAX_FILE_BYTES, gunzip_bounded
+
+
+def _toy(seed=0, rounds=3):
+    return RunConfig.from_preset("toy-smoke").with_overrides([f"seed={seed}", f"rounds={rounds}"])
+
+
+@pytest.fixture
+def filled(tmp_path):
+    store = ResultStore(tmp_path / "store")
+    hashes = [run(_toy(s), store=store, progress=False).config_hash for s in (0, 1)]
+    return store, hashes
+
+
+def _tree(root: Path) -> dict:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def _rewrite(led: Ledger, h: str, files: dict) -> None:
+    """Put ``files`` back as entry ``h`` with every checksum recomputed (a consistent forgery)."""
+    summary = json.loads(files["summary.json"])
+    summary["files"] = {n: hashlib.sha256(files[n]).hexdigest() for n in ("history.csv", "clients.csv")}
+    files["summary.json"] = json.dumps(summary).encode()
+    done = json.loads(files["DONE"])
+    done["files"] = {n: hashlib.sha256(files[n]).hexdigest() for n in
+                     ("config.json", "history.csv", "clients.csv", "summary.json")}
+    files["DONE"] = json.dumps(done).encode()
+    shutil.rmtree(led.path(h))
+    led.add(h, files)
+
+
+# ------------------------------------------------------------- a planted symlink (Why: item 2)
+@pytest.mark.parametrize("where", ["temporary-folder", "two-letter-folder", "entry-folder"])
+def test_export_through_a_planted_symlink_writes_nothing_outside(where, tmp_path, filled, capsys):
+    store, hashes = filled
+    h = hashes[0]
+    led = Ledger(tmp_path / "ledger")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "config.json").write_text("precious")
+    (led.root / h[:2]).mkdir(parents=True)
+    if where == "temporary-folder":  # the old fixed temporary name
+        (led.root / h[:2] / f".{h[:12]}.tmp").symlink_to(outside, target_is_directory=True)
+    elif where == "two-letter-folder":
+        (led.root / h[:2]).rmdir()
+        (led.root / h[:2]).symlink_to(outside, target_is_directory=True)
+    else:
+        (led.root / h[:2] / h).symlink_to(outside, target_is_directory=True)
+    before = _tree(outside)
+    code = main(["results", "export", h[:12], "--results", str(store.root), "--ledger", str(led.root)])
+    err = capsys.readouterr().err
+    assert code == 2 and err.startswith("fedlib: error: ") and "symbolic link" in err and "Traceback" not in err
+    assert err.count("\n") <= 2, err  # one line (and its fix)
+    assert _tree(outside) == before  # nothing written, config.json not overwritten
+
+
+def test_a_ledger_root_that_is_a_symlink_is_refused(tmp_path, filled):
+    store, hashes = filled
+    real = tmp_path / "real"
+    real.mkdir()
+    (tmp_path / "ledger").symlink_to(real, target_is_directory=True)
+    with pytest.raises(FedlibError, match="is a symbolic link"):
+        export_runs(store, Ledger(tmp_path / "ledger"), hashes)
+    assert not any(real.iterdir())
+
+
+@pytest.mark.parametrize("target", ["file", "entry", "two-letter"])
+def test_import_never_follows_a_symlink_out_of_the_ledger(target, tmp_path, filled, capsys):
+    """Symlinked files of an entry were followed and imported when their checksum matched."""
+    store, hashes = filled
+    h = hashes[0]
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes)
+    elsewhere = tmp_path / "elsewhere"
+    if target == "file":  # the same bytes, kept outside: the checksum matches
+        elsewhere.mkdir()
+        shutil.copy(led.path(h) / "history.csv", elsewhere / "history.csv")
+        (led.path(h) / "history.csv").unlink()
+        (led.path(h) / "history.csv").symlink_to(elsewhere / "history.csv")
+    elif target == "entry":
+        shutil.move(str(led.path(h)), str(elsewhere))
+        led.path(h).symlink_to(elsewhere, target_is_directory=True)
+    else:
+        shutil.move(str(led.root / h[:2]), str(elsewhere))
+        (led.root / h[:2]).symlink_to(elsewhere, target_is_directory=True)
+    fresh = tmp_path / "fresh"
+    code = main(["results", "import", str(led.root), "--results", str(fresh)])
+    err = capsys.readouterr().err
+    assert code == 1 and "symbolic link" in err and "Traceback" not in err, err
+    assert h not in ResultStore(fresh).hashes() and hashes[1] in ResultStore(fresh).hashes()
+
+
+# ------------------------------------------------------------------ gzip bombs (Why: item 3)
+def _bomb_entry(led: Ledger, h: str, size: int, honest_trailer: bool, match_checksums: bool) -> None:
+    files = led.read(h)
+    big = files["history.csv"] + b"0" * size
+    blob = gzip.compress(big, compresslevel=1, mtime=0)
+    if not honest_trailer:  # the trailer claims the original size
+        blob = blob[:-4] + len(files["history.csv"]).to_bytes(4, "little")
+    if match_checksums:
+        files["history.csv"] = big
+        _rewrite(led, h, files)
+    d = led.path(h)
+    (d / "history.csv").unlink(missing_ok=True)
+    (d / "history.csv.gz").write_bytes(blob)
+
+
+@pytest.mark.parametrize("honest_trailer", [True, False], ids=["trailer-says-huge", "trailer-lies"])
+@pytest.mark.parametrize("match_checksums", [True, False], ids=["checksums-match", "checksum-wrong"])
+def test_a_gzip_bomb_is_refused_early_with_bounded_memory(honest_trailer, match_checksums, tmp_path,
+                                                          filled, monkeypatch, capsys):
+    store, hashes = filled
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes)
+    monkeypatch.setattr("fedlib.experiments.store_safe.MAX_FILE_BYTES", 8 * 2**20)
+    monkeypatch.setattr(ledger_mod, "gunzip_bounded",
+                        lambda data, where: gunzip_bounded(data, where, cap=8 * 2**20))
+    size = 64 * 2**20  # 8x the cap (the issue's was 1 GiB from 4.5 MiB)
+    _bomb_entry(led, hashes[0], size, honest_trailer, match_checksums and honest_trailer)
+    fresh = tmp_path / "fresh"
+    tracemalloc.start()
+    code = main(["results", "import", str(led.root), "--results", str(fresh)])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    err = capsys.readouterr().err
+    assert code == 1 and f"refused ledger entry {hashes[0][:12]}" in err and "Traceback" not in err
+    assert "bomb" in err or "expands past" in err or "more than" in err, err
+    assert peak < 3 * 8 * 2**20, peak  # never the whole 64 MiB
+    assert hashes[0] not in ResultStore(fresh).hashes()
+    assert not any(p.stat().st_size > 2**20 for p in fresh.rglob("*") if p.is_file())
+
+
+def test_gunzip_bounded_reads_ordinary_files_and_refuses_damage():
+    data = os.urandom(1000) * 50
+    assert gunzip_bounded(gzip.compress(data), "x") == data
+    with pytest.raises(Exception, match="data after its gzip stream"):  # fedlib writes one member
+        gunzip_bounded(gzip.compress(b"a") + gzip.compress(b"b"), "x")
+    crc = bytearray(gzip.compress(data))
+    crc[-6] ^= 1  # the CRC-32 in the trailer
+    with pytest.raises(Exception, match="damaged"):
+        gunzip_bounded(bytes(crc), "x")
+    with pytest.raises(Exception, match="truncated|damaged|bomb"):  # its trailer is gone too
+        gunzip_bounded(gzip.compress(data)[:-30], "x")
+    assert MAX_FILE_BYTES >= 16 * 2**20  # far above the ledger's largest file (0.5 MB)
+
+
+# ----------------------------------------------- a config that does not give its key (Why: 4)
+def test_a_forged_config_under_its_original_hash_is_refused(tmp_path, filled, capsys):
+    store, hashes = filled
+    h = hashes[0]
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes)
+    files = led.read(h)
+    entry = json.loads(files["config.json"])
+    entry["config"]["rounds"], entry["config"]["local"]["lr"] = 999, 123.0
+    files["config.json"] = json.dumps(entry).encode()
+    _rewrite(led, h, files)  # every checksum recomputed: damage checks pass
+    fresh = tmp_path / "fresh"
+    code = main(["results", "import", str(led.root), "--results", str(fresh)])
+    err = capsys.readouterr().err
+    assert code == 1 and f"refused ledger entry {h[:12]}: its config does not hash to its key" in err, err
+    assert "forged" in err and h not in ResultStore(fresh).hashes()
+    assert run(_toy(0), store=fresh, progress=False).cached is False  # never served as its result
+    assert led.check(h)[0] is False
+
+
+def test_an_entry_made_by_older_code_is_imported_and_listed(tmp_path, filled, capsys):
+    from fedlib.experiments.rehash import scheme_hashes
+
+    store, hashes = filled
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes[:1])
+    files = led.read(hashes[0])
+    entry = json.loads(files["config.json"])
+    entry["fedlib"] = "0.0.older"
+    old = scheme_hashes(entry["config"], "0.0.older", entry["data_fingerprint"])["v2"]
+    entry["config_hash"] = old
+    files["config.json"] = json.dumps(entry).encode()
+    files["DONE"] = files["DONE"].replace(hashes[0].encode(), old.encode())
+    led.add(old, files)
+    _rewrite(led, old, files)
+    code = main(["results", "import", str(led.root), "--results", str(tmp_path / "fresh")])
+    out = capsys.readouterr()
+    assert code == 0 and "1 made by older code" in out.out and "made by older code (fedlib 0.0.older)" in out.err
+
+
+# -------------------------------------------------------------------- quiet skips (Why: item 7)
+def test_strays_in_the_ledger_are_refused_one_line_each(tmp_path, filled, capsys):
+    store, hashes = filled
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes)
+    a, b = hashes
+    wrong = "00" if a[:2] != "00" else "01"
+    (led.root / wrong).mkdir(exist_ok=True)
+    shutil.move(str(led.path(a)), str(led.root / wrong / a))  # under the wrong two-letter folder
+    (led.root / "ee").write_text("a file where a folder of entries belongs")
+    (led.root / b[:2] / ("e" * 64)).write_text("an entry that is a file")
+    code = main(["results", "import", str(led.root), "--results", str(tmp_path / "fresh")])
+    captured = capsys.readouterr()
+    err = captured.err
+    assert code == 1 and "Traceback" not in err
+    assert f"but its hash starts with {a[:2]}" in err
+    assert "ee is a file, not a folder of entries" in err
+    assert f"entry {b[:2]}/{'e' * 12} is a file" in err
+    assert "1 runs imported, 0 already in the store, 3 refused" in captured.out
+
+
+def test_a_killed_imports_temporary_folders_are_swept_at_the_next_import(tmp_path, filled, capsys):
+    import fcntl
+
+    store, hashes = filled
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes)
+    fresh = ResultStore(tmp_path / "fresh")
+    fresh.root.mkdir()
+    dead = fresh.root / f".{hashes[0][:12]}.0123456789ab.tmp"
+    live = fresh.root / f".{hashes[1][:12]}.ba9876543210.tmp"
+    for d in (dead, live):
+        d.mkdir()
+        (d / "history.csv").write_text("half")
+        os.utime(d, (time.time() - 60, time.time() - 60))  # younger than an hour: kept before
+    fd = os.open(live, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_EX)  # a live writer (another import) holds its folder
+    try:
+        assert main(["results", "import", str(led.root), "--results", str(fresh.root)]) == 0
+        assert not dead.exists() and live.exists()
+        assert "removed 1 temporary folder" in capsys.readouterr().err
+    finally:
+        os.close(fd)
+    assert sorted(fresh.hashes()) == sorted(hashes)
+
+
+def test_store_write_folder_never_writes_through_a_link(tmp_path):
+    store = ResultStore(tmp_path / "store")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    with pytest.raises(FedlibError, match="not a result hash"):
+        store.write_folder("../outside", {"config.json": b"{}"})
+    with pytest.raises(FedlibError, match="not a file of a stored result"):
+        store.write_folder("ab" * 32, {"../../outside/x": b"{}"})
+    assert not any(outside.iterdir())
+
+
+# ---------------------------------------------------------------- verify --changed-since (3)
+def _git(cwd, *argv):
+    env = {**os.environ, "GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@t", "GIT_COMMITTER_NAME": "t",
+           "GIT_COMMITTER_EMAIL": "t@t"}
+    subprocess.run(["git", *argv], cwd=cwd, check=True, capture_output=True, env=env)
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_verify_changed_since_recomputes_exactly_the_added_entries(tmp_path, capsys):
+    store = ResultStore(tmp_path / "store")
+    hashes = [run(_toy(s), store=store, progress=False).config_hash for s in (0, 1, 2)]
+    repo = tmp_path / "repo"
+    led = Ledger(repo / "ledger")
+    export_runs(store, led, hashes[:1])
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "one entry")
+    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    export_runs(store, led, hashes[1:])  # what a pull brought: one committed, one not yet
+    _git(repo, "add", "ledger/" + hashes[1][:2])
+    _git(repo, "commit", "-q", "-m", "second entry")
+    assert main(["verify", "--changed-since", base, "--ledger", str(led.root)]) == 0
+    out = capsys.readouterr().out
+    assert "2 ledger entries added since" in out and "0 refused, 2 to recompute" in out
+    assert hashes[1][:12] in out and hashes[2][:12] in out and hashes[0][:12] not in out
+    assert out.count("identical") == 4 and "2 consistent, 0 differ" in out  # per run and in the table
+    # a forged added entry is refused before anything is recomputed
+    files = led.read(hashes[2])
+    entry = json.loads(files["config.json"])
+    entry["config"]["rounds"] = 999
+    files["config.json"] = json.dumps(entry).encode()
+    _rewrite(led, hashes[2], files)
+    assert main(["verify", "--changed-since", base, "--ledger", str(led.root)]) == 1
+    out = capsys.readouterr().out
+    assert f"refused {hashes[2][:12]}: its config does not hash to its key" in out
+    assert "1 to recompute" in out
+    # nothing added: nothing to do
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "all")
+    assert main(["verify", "--changed-since", "HEAD", "--ledger", str(led.root)]) == 0
+    assert "0 ledger entries added since HEAD" in capsys.readouterr().out
+
+
+# ------------------------------------------------------------------ datasets (Why: items 3, 5, 8)
+def _cifar_archive(path: Path, member_bytes: bytes, name="cifar10/train/a/0.jpg"):
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tarfile.TarInfo(name)
+        info.size = len(member_bytes)
+        tar.addfile(info, io.BytesIO(member_bytes))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(gzip.compress(buf.getvalue(), compresslevel=1, mtime=0))
+
+
+def test_an_archive_with_a_bad_crc_is_refused_naming_the_redownload(tmp_path):
+    from fedlib.data.files import FileTree
+
+    path = tmp_path / "cifar10" / "cifar10-jpg.tar.gz"
+    _cifar_archive(path, os.urandom(200_000))  # incompressible: a flip lands in the member's bytes
+    blob = bytearray(path.read_bytes())
+    blob[len(blob) // 2] ^= 0x01
+    path.write_bytes(bytes(blob))
+    with pytest.raises(FedlibError) as info:
+        FileTree(path)
+    msg = str(info.value)
+    assert "cifar10-jpg.tar.gz" in msg and "damaged" in msg and "download it again" in msg
+    assert "CRC" in msg or "invalid" in msg or "Error" in msg
+
+
+def test_a_truncated_archive_is_refused(tmp_path):
+    from fedlib.data.files import FileTree
+
+    path = tmp_path / "a.tar.gz"
+    _cifar_archive(path, os.urandom(100_000))
+    path.write_bytes(path.read_bytes()[:-100])
+    with pytest.raises(FedlibError, match="damaged"):
+        FileTree(path)
+
+
+def test_an_archive_bomb_is_refused_before_extraction(tmp_path, monkeypatch, capsys):
+    from fedlib.data import files
+
+    monkeypatch.setattr(files, "MIN_ARCHIVE_BUDGET", 4 * 2**20)
+    monkeypatch.setattr(files, "MAX_MEMBER_BYTES", 8 * 2**20)
+    path = tmp_path / "data" / "cifar10" / "cifar10-jpg.tar.gz"
+    _cifar_archive(path, b"\0" * (48 * 2**20))  # 48 MiB of zeros in ~50 KB (the issue's: 1 GiB)
+    monkeypatch.setenv("FEDLIB_DATA", str(tmp_path / "data"))
+    monkeypatch.setenv("FEDLIB_CACHE", str(tmp_path / "cache"))
+    tracemalloc.start()
+    code = main(["data", "info", "cifar10"])
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    err = capsys.readouterr().err
+    assert code == 2 and "decompression bomb" in err and "Traceback" not in err, err
+    assert peak < 16 * 2**20, peak
+
+
+def test_a_damaged_adult_copy_is_damaged_not_missing(tmp_path, monkeypatch, capsys):
+    (tmp_path / "adult").mkdir()
+    (tmp_path / "adult" / "adult.data").write_bytes(os.urandom(3000))
+    monkeypatch.setenv("FEDLIB_DATA", str(tmp_path))
+    monkeypatch.setenv("FEDLIB_CACHE", str(tmp_path / "cache"))
+    assert main(["data", "info", "adult"]) == 2
+    err = capsys.readouterr().err
+    assert "damaged" in err and "not found" not in err, err
+    (tmp_path / "adult" / "adult.test").write_text("39, State-gov, 77516, Bach")  # truncated
+    assert main(["data", "info", "adult"]) == 2
+    err = capsys.readouterr().err
+    assert "damaged" in err and "not found" not in err and "download it again" in err, err
+
+
+# ------------------------------------------------------------------ a closed pipe (Why: item 8)
+def test_a_closed_output_pipe_is_named_as_such():
+    """``fedlib ... | head`` said "fix: check that path's permissions and free space"."""
+    proc = subprocess.Popen([sys.executable, "-m", "fedlib", "presets"], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    proc.stdout.close()  # the reader is gone before fedlib writes a byte
+    err = proc.stderr.read()
+    code = proc.wait(timeout=120)
+    lines = [x for x in err.splitlines() if x.strip()]
+    assert err.startswith("fedlib: error: the pipe on standard output was closed"), err
+    assert "permissions" not in err and "Traceback" not in err and len(lines) == 2, err
+    assert code == 141
