@@ -39,6 +39,8 @@ __all__ = ["Ledger", "ImportReport", "default_ledger_root", "export_runs", "impo
            "COMPRESS_ABOVE"]
 
 COMPRESS_ABOVE = 64 * 1024  # bytes: larger files are stored as <name>.gz
+#: [D, issue 44] all files of one entry together, read back (each file: store_safe.MAX_FILE_BYTES)
+MAX_ENTRY_BYTES = 96 * 2**20
 _FILES = ("config.json", "summary.json", "history.csv", "clients.csv", "DONE")
 _PLAIN = ("DONE", "config.json")  # never compressed: the marker and what a reader looks up
 _HASH_RE = re.compile(r"^[0-9a-f]{64}$")
@@ -153,6 +155,7 @@ class Ledger:
         except OSError as err:
             raise FedlibError(f"ledger entry {h[:12]}: cannot open its folder ({err.strerror})",
                               f"restore it from git (git checkout -- {d}) or delete the entry") from None
+        total = 0
         try:
             for name in names:
                 try:
@@ -160,6 +163,9 @@ class Ledger:
                         out[name] = read_file(fd, name, str(d))
                     except FileNotFoundError:
                         out[name] = gunzip_bounded(read_file(fd, f"{name}.gz", str(d)), f"{d}/{name}.gz")
+                    total += len(out[name])
+                    if total > MAX_ENTRY_BYTES:
+                        raise Unsafe(f"its files hold more than the {MAX_ENTRY_BYTES:,} bytes an entry may hold")
                 except FileNotFoundError:
                     continue
                 except Unsafe as err:
