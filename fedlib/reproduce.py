@@ -1,19 +1,20 @@
 """``fedlib reproduce``: execute every table notebook with papermill into ``reports/<profile>/``.
 
 Each notebook is run with ``-p profile <profile>``; runs inside it come from the result store, so a
-re-run reuses finished experiments. The checkout's results ledger (``ledger/``, issue 28) is imported
-into the store first (``--recompute`` skips that), each executed report records the hashes of the runs
-it read (``<report>.runs.json``) and adds them to the ledger, so a computation spread over several
-sittings accumulates in the repository. A notebook that finished with an unchanged source and whose
-runs all stand in the ledger is skipped (``--force`` re-runs it), so an interrupted batch resumes
-where it stopped. Afterwards
-``reports/<profile>/README.md`` indexes every notebook: paper vs measured, the paper's rows it does
-not run with the reason (``<name>.not_run.csv``, issue 31), and how long it took.
-A notebook run with extra parameters (``-p 'tasks=[cifar10-x0.5]'``) is a *variant*: its report
-files carry the parameters in their names (:func:`variant_of`), beside the full report.
-A profile only some notebooks define (``long``, :data:`fedlib.reporting.profiles.PARTIAL_PROFILES`)
-runs and lists only the notebooks whose ``SETTINGS`` has an entry of that name
-(:func:`notebook_profiles`).
+re-run reuses finished experiments. The checkout's results ledger (``ledger/``) is imported into the
+store first (``--recompute`` skips that), each executed report records the hashes of the runs it read
+(``<report>.runs.json``) and adds them to the ledger, so a computation spread over several sittings
+accumulates in the repository. A notebook that finished with an unchanged source and whose runs all
+stand in the ledger is skipped (``--force`` re-runs it), so an interrupted batch resumes where it
+stopped. Beside each report go its runs' per-round curves (``<report>.curves.csv``,
+:mod:`fedlib.reporting.curves`), and no path of this machine stays in it
+(:mod:`fedlib.reporting.machine_paths`). Afterwards ``reports/<profile>/README.md`` indexes every
+notebook: paper vs measured, the paper's rows it does not run with the reason
+(``<name>.not_run.csv``), and how long it took. A notebook run with extra parameters
+(``-p 'tasks=[cifar10-x0.5]'``) is a *variant*: its report files carry the parameters in their names
+(:func:`variant_of`), beside the full report. A profile only some notebooks define (``long``,
+:data:`fedlib.reporting.profiles.PARTIAL_PROFILES`) runs and lists only the notebooks whose
+``SETTINGS`` has an entry of that name (:func:`notebook_profiles`).
 """
 
 from __future__ import annotations
@@ -32,8 +33,10 @@ from fedlib import __version__
 from fedlib.core.errors import FedlibError
 from fedlib.core.progress import PROGRESS_ENV
 from fedlib.reporting import PARTIAL_PROFILES, markdown_table, project_root, resolve_profile
+from fedlib.reporting.machine_paths import relativise_report
 from fedlib.reporting.paths import VARIANT_ENV
 from fedlib.core.utils import atomic_write_bytes
+from fedlib.reproduce_params import _param_problem, check_params, notebook_parameters  # noqa: F401
 
 INDEX_JSON = "index.json"
 
@@ -156,90 +159,6 @@ def _load_index(out: Path) -> dict:
     return {k: v for k, v in index.items() if isinstance(v, dict) and isinstance(v.get("status"), str)}
 
 
-# what a notebook parameter must hold, by name [D, issue 33]: the parameters cells default most of
-# them to None, so their type is stated here (a name not listed takes any YAML value)
-_SEEDS = ("seeds", "reduced_seeds", "optimizer_seeds")
-_COUNTS = ("rounds", "workers", "sync_seeds", "smooth", "timeline_clients", "timeline_k",
-           "timeline_ratio", "timeline_rounds", "replay_rounds", "clients", "k", "max_train",
-           "max_test", "n_clients", "last", "eval_every", "identity_steps", "sketch_dim", "batch_size")
-_NAMES = ("tasks", "methods", "reduced_methods", "datasets", "pairs", "partial_pairs", "participations",
-          "frameworks", "ablations", "rules", "architectures", "optimizers", "systems", "uploads",
-          "variants", "scenarios", "partial_methods")
-_NUMBERS = ("alpha", "target", "adam_lr", "lr", "momentum", "dirichlet_alpha")
-
-
-def _param_problem(name: str, value) -> str | None:
-    """Why ``value`` cannot be notebook parameter ``name`` (None: it can, or its type is open)."""
-    if value is None:
-        return None
-    is_int = lambda v: isinstance(v, int) and not isinstance(v, bool)  # noqa: E731
-    is_num = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)  # noqa: E731
-    items = value if isinstance(value, list) else [value]  # a scalar is a one-element list (apply_knobs)
-    if name in _SEEDS and not (items and all(is_int(v) and v >= 0 for v in items)):
-        return "a list of integers >= 0, e.g. [0, 1, 2]"
-    if name == "seed" and not (is_int(value) and value >= 0):
-        return "an integer >= 0"
-    if name in _COUNTS and not (is_int(value) and value >= 1):
-        return "an integer >= 1"
-    if name in _NAMES and not (items and all(isinstance(v, str) for v in items)):
-        return "a list of names, e.g. [a, b]"
-    if name in _NUMBERS and not is_num(value):
-        return "a number"
-    if name in ("alphas", "targets", "client_counts") and not (items and all(is_num(v) for v in items)):
-        return "a list of numbers"
-    return None
-
-
-def notebook_parameters(book: Path) -> dict:
-    """The names and default values of ``book``'s parameters cell (tagged ``parameters``)."""
-    import ast
-
-    try:
-        cells = json.loads(book.read_text(encoding="utf-8")).get("cells", [])
-    except (OSError, ValueError) as err:
-        raise FedlibError(f"cannot read notebook {book.name}: {err}") from None
-    for cell in cells:
-        if "parameters" in cell.get("metadata", {}).get("tags", []):
-            src = cell.get("source", "")
-            tree = ast.parse("".join(src) if isinstance(src, list) else src)
-            out = {}
-            for node in tree.body:
-                if isinstance(node, ast.Assign):
-                    for target in node.targets:
-                        if isinstance(target, ast.Name):
-                            try:
-                                out[target.id] = ast.literal_eval(node.value)
-                            except ValueError:
-                                out[target.id] = None
-            return out
-    return {}
-
-
-def check_params(books: list[Path], params: dict | None) -> None:
-    """FedlibError unless every ``-p`` name is a parameter of every selected notebook, of its type,
-    before any notebook runs (issue 33: an unknown name used to run the defaults as a variant)."""
-    if not params:
-        return
-    if "profile" in params:
-        raise FedlibError("-p profile=... is not a notebook parameter here: the report folder is chosen "
-                          "by --profile", f"use --profile {params['profile']}")
-    for book in books:
-        known = notebook_parameters(book)
-        unknown = [n for n in params if n not in known]
-        if unknown:
-            import difflib
-
-            close = difflib.get_close_matches(unknown[0], list(known), n=1)
-            raise FedlibError(f"notebook {book.parent.name}/{book.stem} has no parameter {unknown[0]!r}",
-                              (f"did you mean {close[0]}? " if close else "")
-                              + f"its parameters: {', '.join(n for n in known if n != 'profile')}")
-    for name, value in params.items():
-        why = _param_problem(name, value)
-        if why:
-            raise FedlibError(f"notebook parameter {name}={value!r:.80} must be {why}",
-                              f"write e.g. -p '{name}=VALUE' with {why}")
-
-
 def _failure(err: BaseException) -> str:
     """One line saying why a notebook failed: the cell's exception (papermill's ename: evalue)."""
     ename, evalue = getattr(err, "ename", None), getattr(err, "evalue", None)
@@ -273,6 +192,8 @@ def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "pyth
                 os.environ.pop(key, None)
             else:
                 os.environ[key] = value
+        if target.exists():  # papermill's input/output paths are this machine's: relative to the checkout
+            relativise_report(target, root)
     return time.perf_counter() - start
 
 
@@ -385,6 +306,9 @@ def write_index(out: Path, profile: str, index: dict) -> Path:
             lines.append(markdown_table(pd.read_csv(table).astype(object).fillna("")))
         else:
             lines.append("(this notebook wrote no paper-vs-measured table)")
+        if (out / Path(rel).with_suffix(".curves.csv")).exists():
+            lines += ["", f"Per-round accuracy and loss of every run it read: [{Path(rel).stem}.curves.csv]"
+                      f"({Path(rel).with_suffix('.curves.csv')})."]
         lines += _not_run_lines(out / Path(rel).parent / (Path(rel).stem + ".not_run.csv"), entry)
     lines += not_run_section(profile)
     path = out / "README.md"
@@ -500,10 +424,22 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
         index = _record(out, rel, index[rel])
         write_index(out, profile, index)
     index = _load_index(out)
+    write_curves(out, index, root, set(batch_entries(root, books, params)))
     write_index(out, profile, index)
     if profile != "smoke":
         _write_scoreboard(root)
     return index
+
+
+def write_curves(out: Path, index: dict, root: Path, fresh: set) -> None:
+    """``<report>.curves.csv`` (and ``.clients.csv``) of this batch's reports and of any report
+    lacking one (:func:`fedlib.reporting.curves.write_all`); a failure is reported, not raised."""
+    from fedlib.reporting.curves import write_all
+
+    try:
+        write_all(out, index, root, fresh)
+    except Exception as err:  # noqa: BLE001 — the reports stand without them
+        print(f"fedlib reproduce: curves files not written: {err}", file=sys.stderr)
 
 
 def _write_scoreboard(root: Path) -> None:

@@ -13,7 +13,8 @@ ROOT = Path(__file__).resolve().parents[1] / "reports"
 # the committed profiles (reports/smoke/ is git-ignored: nbval and smoke executions write there freely)
 PROFILES = sorted(p for p in ROOT.iterdir() if p.name != "smoke" and (p / "index.json").is_file()) \
     if ROOT.is_dir() else []
-SUFFIXES = (".comparison.csv", ".not_run.csv", ".runs.json", ".ipynb", ".png", ".csv")
+SUFFIXES = (".comparison.csv", ".not_run.csv", ".curves.csv", ".clients.csv", ".runs.json", ".ipynb", ".png",
+            ".csv")
 OWN = {"README.md", "index.json", ".index.lock"}
 
 
@@ -38,3 +39,5 @@ def test_every_report_file_belongs_to_an_indexed_execution(folder):
 def test_variant_parsing():
     assert variant("table2_accuracy.tasks-cifar10-x0.5.comparison.csv") == ("table2_accuracy", "tasks-cifar10-x0.5")
     assert variant("table4_curves.png") == ("table4_curves", "")
+    assert variant("table2_accuracy.tasks-adult.curves.csv") == ("table2_accuracy", "tasks-adult")
+    assert variant("safl_basics.clients.csv") == ("safl_basics", "")
