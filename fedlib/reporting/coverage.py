@@ -39,7 +39,8 @@ NOT_RUN = [
      "official-100 delays) at the paper's T = 400, not ResNet-18 (a GPU's work)"),
     ("FedQS", "Table 2 — x = 0.1, x = 1, NLP and RWD columns; Table 5 — the similarity functions and "
      "w/o momentum; Table 1 — the synchronous cells", ("long",),
-     "long runs only what issue 34 asks at T = 400 on two CPU cores (hours a run): Table 1's four "
+     "long runs at T = 400 only the cells whose claims need the paper's horizon, on two CPU cores (hours a "
+     "run): Table 1's four "
      "semi-asynchronous cells, Table 2's x = 0.5 column (FedQS-SGD, FedSGD, FedQS-Avg, FedAvg; WKAFL and "
      "M-step as an extra sitting) and Table 5's without-feedback pair; the cpu reports hold the rest at "
      "T = 50 (each notebook lists its own not-run rows)"),

@@ -312,7 +312,7 @@ _FIRST_ONLY_MSG = (
     "SMoFi with Adam/AdamW and fuse_second_moment=False fuses exp_avg but keeps each surrogate's "
     "own exp_avg_sq: where a surrogate's gradient is exactly zero (e.g. dead ReLU units) its "
     "second moment decays to 0 while the fused first moment does not, and steps m̂/√v̂ can reach "
-    "1e6–1e13·lr (issue 12). Use fuse_second_moment=True (the default) unless you are "
+    "1e6–1e13·lr. Use fuse_second_moment=True (the default) unless you are "
     "reproducing that rule on purpose.")
 
 
