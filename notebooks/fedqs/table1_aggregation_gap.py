@@ -59,7 +59,7 @@
 # - `paper`: ResNet-18 on CIFAR-10, 100 clients, K = 10, 400 rounds, non-IID = Dirichlet x = `alpha`
 #   (0.1 by default: the paper does not say which x Table 1 uses; 0.1 is its most heterogeneous
 #   column) — needs a GPU.
-# - `long` (issue 34): the `cpu` settings at the paper's **T = 400 rounds**, evaluated every 5th round
+# - `long` (a run of T = 400 takes hours on a CPU, so only the cells below): the `cpu` settings at the paper's **T = 400 rounds**, evaluated every 5th round
 #   and every round of the last 20 (`eval_every=5, eval_last=20`: 96 of 400 rounds; every metric —
 #   final, best, the gaps — reads the evaluated rounds only, and the final window of 10 lies inside the
 #   every-round tail). Only the **four semi-asynchronous cells** (IID / Dirichlet 0.1 × FedSGD / FedAvg),

@@ -27,7 +27,7 @@
 # **What this notebook runs** (each family selectable with `ablations`), always FedAvg (= SFLV1)
 # vs FedAvg + SMoFi on CIFAR-10, Dirichlet 0.1, through `fedlib.experiments.run`, on **paired
 # seeds** (a seed fixes partition, selection, batches and initial model for every variant):
-# - **staleness — the rule as its own table** (issues 12, 18). SMoFi's fusion mechanism (fuse the
+# - **staleness — the rule as its own table**. SMoFi's fusion mechanism (fuse the
 #   surrogates' momenta every step) is `main_accuracy`'s claim; how clients that finished their
 #   |T_j| steps early enter the fused buffer is a separate rule the text fixes only in part: decay
 #   with s_α = (τ − |T_h| + 1)^α and "|J^n| momenta always take part", but neither the normaliser
@@ -48,7 +48,7 @@
 #   The |T_j| spread is printed per seed;
 # - **optimizers**: SGDM (β 0.9), NAG (Nesterov 0.9), Adam and AdamW, lr `adam_lr` for the Adam
 #   family [D: 0.001; the paper's value is not known]. SMoFi with Adam/AdamW fuses **both moments**
-#   by default (fedlib decision, issue 12): fusing only the first moment while each surrogate keeps
+#   by default (a fedlib decision, not the paper's): fusing only the first moment while each surrogate keeps
 #   its own second moment divides a non-zero fused m by a zero √v on dead-ReLU coordinates and
 #   blows the parameters up; that rule stays available as `options.fuse_second_moment=false` and
 #   is run once here (*Adam, first moment only*) to show it;
@@ -69,7 +69,7 @@
 # **Profiles**: `smoke` (CI: 256 CIFAR-10 images, 4 clients, 2 rounds — meaningless numbers);
 # `cpu`: the SMoFi main table's Dirichlet 0.1 setting (`full`) — the small `cnn` cut after `conv1`,
 # 4,000 CIFAR-10 training images, 10 of 10 clients, 15 rounds, test on 5,000 images every round —
-# on **three paired seeds** for every family: staleness 12 runs (stored since issue 18), optimizers
+# on **three paired seeds** for every family: staleness 12 runs (already stored), optimizers
 # NAG / Adam / AdamW × FedAvg, SMoFi = 18 new runs (SGDM is `main_accuracy`'s), clients N = 20, 40
 # × 2 methods = 12 new runs (N = 10 is `main_accuracy`'s), participation 6 new runs: **36 new
 # runs** (54 distinct, 18 of them shared or stored). **Compute**: a run takes ≈ 1.5–3 min of one
@@ -128,13 +128,13 @@ RULES = {"decay, ÷Σ weights": {"options.renormalise": True},
          "drop, ÷|J^n|": {"options.stale": "drop"},
          "drop, ÷Σ weights": {"options.stale": "drop", "options.renormalise": True},
          "decay, ÷|J^n|, index from 0": {"options.stale_index": "from0"}}
-ISSUE18_RULES = list(RULES)[:4]
+CPU_RULES = list(RULES)[:4]
 SETTINGS = {
     "smoke": dict(ablations=FAMILIES, alphas=[-0.1, -1.0], rules=list(RULES), client_counts=[4, 8],
                   client_fraction=0.5, architectures=["cnn"], optimizers=["SGDM", "Adam"], adam_lr=0.001,
                   first_moment_only=True, seeds=[0], optimizer_seeds=[0], rounds=None,
                   model="cnn", cut="conv1", max_test=100, last=1, workers=1),
-    "cpu": dict(ablations=["staleness", "optimizers", "clients", "participation"], alphas=[-0.1], rules=ISSUE18_RULES,
+    "cpu": dict(ablations=["staleness", "optimizers", "clients", "participation"], alphas=[-0.1], rules=CPU_RULES,
                 client_counts=[10, 20, 40], client_fraction=1.0, architectures=["cnn"], optimizers=OPTIMIZERS,
                 adam_lr=0.001, first_moment_only=False, seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None,
                 model="cnn", cut="conv1", max_test=5000, last=5, workers=2),

@@ -30,7 +30,7 @@
 # its own final accuracy within the budget (the last rounds' maximum is at least their mean). The
 # best-based speed-up stays as an extra column. A method that never reaches the target within the
 # budget of R rounds gets no number: its speed-up is only bounded, *< rounds_base / R*. Such a seed
-# is **censored, never dropped** (issue 31): the summary over seeds is the geometric mean over
+# is **censored, never dropped** (dropping it would keep only the lucky seeds): the summary over seeds is the geometric mean over
 # *all* seeds with each unreached seed at its bound — so it is itself a bound (`< x`) whenever a seed
 # did not reach the target — together with how many seeds reached it
 # (`fedlib.reporting.censored_speedup`). A mean over the seeds that happened to reach the target

@@ -24,7 +24,7 @@
 #   surrogate divergence, but no parallelism either (the server serves one client after another).
 #   How its one server optimizer passes from one client to the next is not published [D]: fedlib
 #   carries its momentum over (`split.sflv2_momentum=carry`, the default, row *SFLV2*) or restarts
-#   it for every client (`split.sflv2_momentum=reset`, row *SFLV2 (reset)*; issue 31).
+#   it for every client (`split.sflv2_momentum=reset`, row *SFLV2 (reset)*: a check of why SFLV2 sits at chance, below).
 # - **SMoFi**: SFLV1 plus step-wise fusion of the surrogates' momentum (spec §2).
 #
 # **What the paper claims** (spec §5, Tiny-ImageNet, Dirichlet 0.1): SFLV1 **33.43%**, SFLV2
@@ -45,7 +45,7 @@
 # paper direction. A row of the paper's table that does not run here (Tiny-ImageNet, not on this
 # machine) is a *not run: reason* row (`NOT_RUN`, `frameworks.not_run.csv`, in the reports index).
 #
-# **Why SFLV2 sits at chance under Dirichlet 0.1** (issue 31) — two explanations, one run each:
+# **Why SFLV2 sits at chance under Dirichlet 0.1** — two explanations, one run each:
 # (a) the momentum the server optimizer carries from one client to the next pushes the server part
 # along the previous clients' directions: the *SFLV2 (reset)* row removes it; (b) the aggregated
 # server part is the one trained **last**, on the last client's one or two classes: the **IID
@@ -58,7 +58,7 @@
 #   the numbers mean nothing.
 # - `cpu` (after `main_accuracy` 9 runs are new: SFLV2 (reset) on Dirichlet 0.1, and SFLV1, SFLV2 in
 #   the IID check, 3 seeds each; SFLV1 and SMoFi on Dirichlet are `main_accuracy`'s, SFLV2 is stored
-#   since issue 18; ≈ 1.5–3 min of one core each, as an SFLV1 run, so ≈ 10–15 min on two workers): CIFAR-10,
+#   already; ≈ 1.5–3 min of one core each, as an SFLV1 run, so ≈ 10–15 min on two workers): CIFAR-10,
 #   Dirichlet 0.1, the small `cnn` cut after `conv1` (not the paper's ResNet-18), test on 5,000
 #   images every round, **three paired seeds** (a seed fixes partition, selection, batches and
 #   initial model for every framework), **full participation** (10 of 10 clients, 4,000 training

@@ -42,7 +42,7 @@
 # dataset not on this machine (the loader raises `FedlibError`) — is saved as a *not run: reason*
 # row (`NOT_RUN`, `main_accuracy.not_run.csv`, listed in the reports index) — no number is made up.
 #
-# **Two settings, two claims** (issue 18). SMoFi is a *mechanism* — fuse the server surrogates'
+# **Two settings, two claims**. SMoFi is a *mechanism* — fuse the server surrogates'
 # momenta after every step — plus a *staleness rule* for clients that finished their |T_j| steps
 # early (decay s_α, mean over |J^n|; the text leaves the normaliser and the weighting open). The
 # rule only acts when the |T_j| differ:
@@ -62,7 +62,7 @@
 #   round, **three paired seeds** (a seed fixes the partition, the client selection, the batches and
 #   the initial model for every method, so the methods differ only by the method), in both settings
 #   above (`shards`: 400 images = 13 steps per client; `full`: Dirichlet 0.1), all nine methods:
-#   **9 × 2 × 3 = 54 runs** (24 of them — FedAvg and its three add-ons — stored since issue 18, so
+#   **9 × 2 × 3 = 54 runs** (24 of them — FedAvg and its three add-ons — already stored, so
 #   30 new). **Compute**: one such run takes ≈ 1.5–3 min of one core (120 s of CPU time measured,
 #   one thread; more when the cores are shared), so the 30 new runs need ≈ 25–45 min on two
 #   one-thread worker processes, the whole notebook from an empty store ≈ 40–80 min. The
