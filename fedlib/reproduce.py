@@ -34,9 +34,9 @@ from fedlib.core.errors import FedlibError
 from fedlib.core.progress import PROGRESS_ENV
 from fedlib.reporting import PARTIAL_PROFILES, markdown_table, project_root, resolve_profile
 from fedlib.reporting.machine_paths import relativise_report
+from fedlib.reporting.notebook_params import check_params, notebook_parameters  # noqa: F401
 from fedlib.reporting.paths import VARIANT_ENV
 from fedlib.core.utils import atomic_write_bytes
-from fedlib.reproduce_params import _param_problem, check_params, notebook_parameters  # noqa: F401
 
 INDEX_JSON = "index.json"
 

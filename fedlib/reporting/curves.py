@@ -178,9 +178,10 @@ def write_report_data(out: Path, rel: str, notebook: str | None = None, ledger=N
     found in neither the ledger nor the store is named in one line on stderr and left out."""
     import sys
 
-    from fedlib.reproduce import runs_read
-
-    hashes = runs_read(out, rel)
+    try:
+        hashes = json.loads((out / Path(rel).with_suffix(".runs.json")).read_text())["runs"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return []
     if not hashes:
         return []
     curves, clients, missing = report_data(hashes, ledger, store)
@@ -214,14 +215,13 @@ def main(argv=None) -> int:
     import sys
 
     from fedlib.reporting.paths import project_root
-    from fedlib.reproduce import _load_index
 
     root = project_root()
     names = list(argv if argv is not None else sys.argv[1:]) or \
         sorted(p.name for p in (root / "reports").iterdir() if (p / "index.json").is_file() and p.name != "smoke")
     for name in names:
         out = root / "reports" / name
-        for path in write_all(out, _load_index(out), root):
+        for path in write_all(out, json.loads((out / "index.json").read_text()), root):
             print(path.relative_to(root))
     return 0
 

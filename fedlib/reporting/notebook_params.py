@@ -20,7 +20,7 @@ _NAMES = ("tasks", "methods", "reduced_methods", "datasets", "pairs", "partial_p
 _NUMBERS = ("alpha", "target", "adam_lr", "lr", "momentum", "dirichlet_alpha")
 
 
-def _param_problem(name: str, value) -> str | None:
+def param_problem(name: str, value) -> str | None:
     """Why ``value`` cannot be notebook parameter ``name`` (None: it can, or its type is open)."""
     if value is None:
         return None
@@ -86,7 +86,7 @@ def check_params(books: list[Path], params: dict | None) -> None:
                               (f"did you mean {close[0]}? " if close else "")
                               + f"its parameters: {', '.join(n for n in known if n != 'profile')}")
     for name, value in params.items():
-        why = _param_problem(name, value)
+        why = param_problem(name, value)
         if why:
             raise FedlibError(f"notebook parameter {name}={value!r:.80} must be {why}",
                               f"write e.g. -p '{name}=VALUE' with {why}")
