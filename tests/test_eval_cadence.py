@@ -183,7 +183,10 @@ def test_reproduce_long_lists_only_the_notebooks_that_define_it(capsys):
     books = find_notebooks(ROOT)
     long = [str(b.relative_to(ROOT / "notebooks")) for b in books_for(books, "long", ROOT)]
     assert long == ["fedqs/table1_aggregation_gap.ipynb", "fedqs/table2_accuracy.ipynb",
-                    "fedqs/table5_ablation.ipynb"]
+                    "fedqs/table5_ablation.ipynb",
+                    # issue 43: the SMoFi notebooks' own long profile (fedlib.reporting.smofi.SMOFI_PARTICIPATION)
+                    "smofi/ablations.ipynb", "smofi/convergence_speedup.ipynb", "smofi/frameworks.ipynb",
+                    "smofi/main_accuracy.ipynb"]
     assert books_for(books, "cpu", ROOT) == books  # the full profiles keep every notebook
     assert notebook_profiles(ROOT / "notebooks/fedqs/table3_runtime.ipynb") == {"smoke", "cpu", "paper"}
     assert main(["reproduce", "--profile", "long", "--list"]) == 0

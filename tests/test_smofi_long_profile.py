@@ -1,0 +1,147 @@
+"""The SMoFi ``long`` profile (issue 43), checked without training: the runs its notebooks build, and
+that nothing picks it unless asked (``auto``, CI, ``make reproduce``)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOKS = ROOT / "notebooks" / "smofi"
+
+
+def notebook_namespace(name: str, profile: str, upto: str) -> dict:
+    """Execute the code cells of ``notebooks/smofi/<name>.py`` (the jupytext twin), with the parameters
+    cell's ``profile = "auto"`` set to ``profile``, until a cell defines ``upto``; return the namespace.
+    Only cells that build settings and configs run before ``upto`` (no data, no training)."""
+    pytest.importorskip("matplotlib")
+    pytest.importorskip("seaborn")
+    text = (BOOKS / f"{name}.py").read_text(encoding="utf-8")
+    cells = [c for c in text.split("\n# %%")[1:] if not c.lstrip().startswith("[markdown]")]
+    ns: dict = {"__name__": f"nb_{name}"}
+    for cell in cells:
+        if 'tags=["parameters"]' in cell.splitlines()[0]:
+            assert 'profile = "auto"' in cell
+            cell = cell.replace('profile = "auto"', f'profile = "{profile}"', 1)
+        exec(compile("# %%" + cell, f"{name}.py", "exec"), ns)  # noqa: S102 - the project's own notebook
+        if upto in ns:
+            return ns
+    raise AssertionError(f"{name}.py never defines {upto!r}")
+
+
+def main_long_configs() -> dict:
+    """main_accuracy's long runs by (method, seed), built as the notebook builds them."""
+    from fedlib.reporting import smofi_configs
+
+    ns = notebook_namespace("main_accuracy", "long", "S")
+    S, METHODS = ns["S"], ns["METHODS"]
+    config = smofi_configs("long", ns["LABEL"], S)
+    return {(name, seed): config(d, METHODS[name], seed, part) for d in S["datasets"] for part in S["participations"]
+            for name in (S["partial_methods"] if part == "partial" else S["methods"]) for seed in S["seeds"]}
+
+
+def test_main_accuracy_long_is_all_of_cifar10_20_clients_10_per_round_dirichlet_5_seeds():
+    from fedlib.reporting.smofi import SMOFI_LONG_CADENCE, SMOFI_LONG_ROUNDS
+
+    ns = notebook_namespace("main_accuracy", "long", "S")
+    assert ns["LABEL"] == "custom"  # the long runs' store label (RunConfig knows smoke / cpu / paper / custom)
+    assert ns["S"]["participations"] == ["partial"] and ns["S"]["datasets"] == ["cifar10"]
+    cfgs = main_long_configs()
+    assert sorted({m for m, _ in cfgs}) == sorted(["FedAvg", "+ FedAvgM", "+ SlowMo", "+ SMoFi", "FedProx",
+                                                    "FedProx + SMoFi", "FedNAR", "FedNAR + SMoFi"])
+    assert sorted({s for _, s in cfgs}) == [0, 1, 2, 3, 4]
+    assert len({c.config_hash(None) for c in cfgs.values()}) == 40
+    for cfg in cfgs.values():
+        assert cfg.data.dataset == "cifar10" and cfg.data.max_train is None and cfg.data.max_test is None
+        assert (cfg.data.partition, cfg.data.alpha) == ("dirichlet", 0.1)
+        assert (cfg.split.clients, cfg.split.per_round, cfg.split.framework) == (20, 10, "sflv1")
+        assert (cfg.model.name, cfg.model.cut) == (ns["S"]["model"], "conv1") and cfg.model.name in ("cnn", "cnn3")
+        assert (cfg.local.batch_size, cfg.local.epochs, cfg.local.lr, cfg.local.weight_decay) == (32, 1, 0.01, 5e-4)
+        assert cfg.local.momentum == 0.9 and cfg.device == "cpu" and cfg.profile == "custom"
+        assert (cfg.rounds, cfg.eval_every, cfg.eval_last) == (SMOFI_LONG_ROUNDS, SMOFI_LONG_CADENCE["eval_every"],
+                                                               SMOFI_LONG_CADENCE["eval_last"])
+    assert 50 <= SMOFI_LONG_ROUNDS <= 200
+
+
+def test_long_data_is_all_50000_train_and_10000_test_images(monkeypatch):
+    """Where the data is present, the long profile's run loads every image and spreads it over 20 clients."""
+    import os
+
+    from fedlib.core.errors import FedlibError
+    from fedlib.split.sfl import prepare_data
+
+    if not os.environ.get("FEDLIB_DATA"):
+        pytest.skip("needs FEDLIB_DATA (real CIFAR-10)")
+    cfg = main_long_configs()[("FedAvg", 0)]
+    try:
+        ds, parts = prepare_data(cfg)
+    except FedlibError as err:
+        pytest.skip(f"CIFAR-10 not here: {err}")
+    assert (len(ds.train_y), len(ds.test_y), len(parts)) == (50_000, 10_000, 20)
+    assert sum(len(p) for p in parts) == 50_000
+
+
+def test_ablations_long_is_the_alpha_sweep_and_drop_renormalised_on_three_seeds_sharing_main_runs():
+    ns = notebook_namespace("ablations", "long", "unique")
+    cells, unique = ns["cells"], ns["unique"]
+    labels = sorted({label for _, label, *_ in cells})
+    assert labels == sorted(["FedAvg (no fusion)", "decay, ÷|J^n| (paper), α=-0.05", "decay, ÷|J^n| (paper), α=-0.1",
+                             "decay, ÷|J^n| (paper), α=-0.5", "decay, ÷|J^n| (paper), α=-1",
+                             "drop, ÷Σ weights, α=-0.1"])
+    assert {fam for fam, *_ in cells} == {"staleness"} and {c[3] for c in cells} == {0, 1, 2}
+    assert len(unique) == 18
+    main = {c.config_hash(None) for c in main_long_configs().values()}
+    shared = [c for c in unique.values() if c.config_hash(None) in main]
+    assert len(shared) == 6  # FedAvg and SMoFi at α = −0.1, seeds 0–2: main_accuracy's runs
+    for cfg in unique.values():
+        assert (cfg.split.clients, cfg.split.per_round, cfg.data.max_train, cfg.data.partition) == \
+            (20, 10, None, "dirichlet")
+    drop = [c for fam, label, *_, c in cells if label.startswith("drop")]
+    assert all(c.options["stale"] == "drop" and c.options["renormalise"] is True for c in drop)
+
+
+def test_frameworks_long_is_sflv2_vs_sflv1_five_seeds_and_speedup_long_needs_no_new_run():
+    main = {c.config_hash(None) for c in main_long_configs().values()}
+    ns = notebook_namespace("frameworks", "long", "frameworks_of")  # the cell that stops before any run
+    S = ns["S"]
+    assert S["frameworks"] == ["SFLV1", "SFLV2"] and S["seeds"] == [0, 1, 2, 3, 4] and S["participations"] == ["partial"]
+    cfgs = {(fw, seed): ns["config"](d, fw, seed, part) for d in S["datasets"] for part in S["participations"]
+            for fw in ns["frameworks_of"](part) for seed in S["seeds"]}
+    assert len(cfgs) == 10
+    assert all(cfgs[("SFLV1", s)].config_hash(None) in main for s in range(5))  # SFLV1 = main_accuracy's FedAvg
+    assert not any(cfgs[("SFLV2", s)].config_hash(None) in main for s in range(5))
+    assert all(cfgs[("SFLV2", s)].split.framework == "sflv2" for s in range(5))
+    sp = notebook_namespace("convergence_speedup", "long", "S")
+    from fedlib.reporting import smofi_configs
+
+    S, config = sp["S"], smofi_configs("long", sp["LABEL"], sp["S"])
+    runs = {config(d, sp["METHODS"][m], seed, part).config_hash(None) for d in S["datasets"]
+            for part in S["participations"] for pair in S["partial_pairs"] for m in sp["PAIRS"][pair]
+            for seed in S["seeds"]}
+    assert runs <= main and len(runs) == 40
+
+
+def test_cpu_configs_keep_their_cadence_and_label():
+    """The long profile's additions leave the other profiles' runs as they were (every round evaluated)."""
+    from fedlib.reporting.smofi import SMOFI_PARTICIPATION, smofi_config, smofi_label
+
+    for part in SMOFI_PARTICIPATION["cpu"]:
+        cfg = smofi_config("cpu", "cifar10", "fedavg+smofi", 0, part, label="cpu", model="cnn", cut="conv1",
+                           max_test=5000)
+        assert (cfg.eval_every, cfg.eval_last, cfg.profile) == (1, 0, "cpu")
+    assert smofi_label({"rounds": None}, {"rounds": None}, "cpu", ("rounds",)) == "cpu"
+    assert smofi_label({"rounds": None}, {"rounds": None}, "long", ("rounds",)) == "custom"
+
+
+def test_long_is_never_the_default_and_runs_only_the_notebooks_that_define_it(monkeypatch):
+    from fedlib.reporting import PARTIAL_PROFILES, resolve_profile
+    from fedlib.reproduce import books_for, find_notebooks, notebook_profiles
+
+    monkeypatch.delenv("FEDLIB_PROFILE", raising=False)
+    assert resolve_profile("auto") in ("cpu", "paper") and "long" in PARTIAL_PROFILES
+    for name in ("main_accuracy", "ablations", "frameworks", "convergence_speedup"):
+        assert notebook_profiles(BOOKS / f"{name}.ipynb") == {"smoke", "cpu", "paper", "long"}
+    smofi = [str(b.relative_to(ROOT / "notebooks")) for b in books_for(find_notebooks(ROOT, ["smofi/"]), "long", ROOT)]
+    assert smofi == ["smofi/ablations.ipynb", "smofi/convergence_speedup.ipynb", "smofi/frameworks.ipynb",
+                     "smofi/main_accuracy.ipynb"]
