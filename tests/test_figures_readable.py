@@ -1,0 +1,80 @@
+"""Figures a reader reads correctly: a visible note when a forest plot's columns keep their own
+x-scales (or one shared scale), fragile differences drawn apart, captions (seeds, T, model), SMoFi
+paired plots with a legend, metric words and the paper's band."""
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+import numpy as np  # noqa: E402
+import pandas as pd  # noqa: E402
+
+from fedlib.reporting.figures import (FRAGILE_LABEL, OWN_SCALE_NOTE, forest_plot, paired_interval_plot,  # noqa: E402
+                                      row_fragile, row_side)
+
+
+def _texts(fig):
+    return [t.get_text() for t in fig.texts]
+
+
+def _legend_labels(fig):
+    return [t.get_text() for leg in fig.legends for t in leg.get_texts()]
+
+
+DIFFS = pd.DataFrame({"baseline": ["FedAvg", "FedAvg"], "column": ["CV", "RWD"], "mean": [3.0, 0.3],
+                      "lo": [1.0, 0.1], "hi": [5.0, 0.5], "n": 3, "sign": [1, 1], "fragile": [False, True]})
+
+
+def test_forest_plot_says_its_columns_have_their_own_scale_or_shares_one():
+    fig, axes = forest_plot(DIFFS, caption="3 paired seeds (0, 1, 2); T = 50; cnn3")
+    assert OWN_SCALE_NOTE in _texts(fig) and "3 paired seeds (0, 1, 2); T = 50; cnn3" in _texts(fig)
+    assert axes[("", "RWD")].get_xlim() != axes[("", "CV")].get_xlim()
+    fig, axes = forest_plot(DIFFS, sharex=True)
+    assert OWN_SCALE_NOTE not in _texts(fig)
+    assert axes[("", "RWD")].get_xlim() == axes[("", "CV")].get_xlim()
+    one, _ = forest_plot(DIFFS[DIFFS["column"] == "CV"])
+    assert OWN_SCALE_NOTE not in _texts(one)  # one column: nothing to compare across
+
+
+def test_fragile_differences_are_drawn_hollow_and_dashed_with_a_legend_entry():
+    fig, axes = forest_plot(DIFFS)
+    assert FRAGILE_LABEL in _legend_labels(fig)
+    solid = [ln for ln in axes[("", "CV")].get_lines() if len(ln.get_xdata()) == 2 and ln.get_xdata()[0] != 0]
+    dashed = [ln for ln in axes[("", "RWD")].get_lines() if len(ln.get_xdata()) == 2 and ln.get_xdata()[0] != 0]
+    assert solid[0].get_linestyle() == "-" and dashed[0].get_linestyle() != "-"
+    hollow = [ln for ln in axes[("", "RWD")].get_lines() if len(ln.get_xdata()) == 1]
+    assert matplotlib.colors.to_hex(hollow[0].get_markerfacecolor()) == "#ffffff"
+
+
+def test_fragile_is_judged_from_the_metric_when_no_column_says_it():
+    from fedlib.reporting.stats import drift_threshold
+
+    t = drift_threshold()
+    near = {"metric": "final accuracy", "mean": 1.0, "lo": t / 4, "hi": 2.0, "n": 3}
+    assert row_fragile(pd.Series(near)) == (t == t)  # NaN threshold (no drift record): never fragile
+    assert not row_fragile(pd.Series({**near, "metric": "rounds_to_95"}))  # not an accuracy
+    assert not row_fragile(pd.Series({**near, "lo": -1.0}))  # unresolved
+
+
+def test_side_from_the_paper_sign_or_the_verdict_words():
+    assert row_side(pd.Series({"mean": 2, "lo": 1, "hi": 3, "n": 3, "paper sign": -1})) == "opposite"
+    assert row_side(pd.Series({"mean": 2, "lo": 1, "hi": 3, "n": 3, "paper sign": 0})) == "no direction claimed"
+    assert row_side(pd.Series({"verdict": "paper's direction reproduced (method above its base)"})) == "paper"
+    assert row_side(pd.Series({"mean": 1})) is None
+
+
+def test_paired_plot_has_legend_metric_words_band_title_and_caption():
+    d = pd.DataFrame({"comparison": ["+ SMoFi − FedAvg", "FedNAG − FedAvg"] * 2, "metric": ["final"] * 2 + ["auc"] * 2,
+                      "setting": ["Dirichlet 0.1"] * 4, "mean": [4.0, -1.0, 3.0, 0.2], "lo": [3.5, -3.0, 2.9, 0.1],
+                      "hi": [4.5, 1.0, 3.1, 0.3], "n": 3, "paper sign": [1, -1, 1, -1]})
+    g = paired_interval_plot(d, col="setting", title="SMoFi − base", caption="3 paired seeds; T = 15; cnn",
+                             bands=[{"label": "+ SMoFi − FedAvg", "lo": 3, "hi": 7, "metric": "final",
+                                     "text": "paper: +3 to +7 points"}])
+    labels = _legend_labels(g.figure)
+    assert "paper: +3 to +7 points" in labels and "excludes 0 against the paper" in labels
+    assert g.figure._suptitle.get_text() == "SMoFi − base" and "3 paired seeds; T = 15; cnn" in _texts(g.figure)
+    ylabels = [ax.get_ylabel() for ax in g.axes[:, 0]]
+    assert ylabels[0].startswith("final accuracy") and "area under the" in ylabels[1] and "AUC" in ylabels[1]
+    final = g.axes_dict[("final", "Dirichlet 0.1")]
+    assert len(final.collections) >= 1 and not g.axes_dict[("auc", "Dirichlet 0.1")].collections[1:]
+    assert np.isclose(final.get_xlim()[1], max(final.get_xlim()[1], 7))
