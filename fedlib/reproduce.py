@@ -478,8 +478,11 @@ def _record(out: Path, rel: str, entry: dict) -> dict:
 
 
 def parse_params(items: list[str]) -> dict:
-    """``["tasks=[adult]", "seeds=3"]`` -> ``{"tasks": ["adult"], "seeds": 3}`` (values parsed as YAML)."""
+    """``["tasks=[adult]", "seeds=3"]`` -> ``{"tasks": ["adult"], "seeds": 3}`` (values parsed as YAML,
+    without anchors or over-long integers: :func:`fedlib.core.yaml_safe.load_yaml`)."""
     import yaml
+
+    from fedlib.core.yaml_safe import load_yaml
 
     params = {}
     for item in items:
@@ -487,7 +490,7 @@ def parse_params(items: list[str]) -> dict:
         if not sep or not key.strip():
             raise FedlibError(f"bad notebook parameter {item!r}", "write it as KEY=VALUE, e.g. -p 'tasks=[adult]'")
         try:
-            params[key.strip()] = yaml.safe_load(value)
+            params[key.strip()] = load_yaml(value, f"notebook parameter {key.strip()!r}")
         except yaml.YAMLError as err:
             raise FedlibError(f"cannot parse notebook parameter {item!r} "
                               f"({str(err).splitlines()[0]})",

@@ -299,7 +299,7 @@ def paired_rows(runs, pairs, by=(), metrics=("final", "best"), method_col: str =
     pair's ``sign`` and ``side`` (:func:`~fedlib.reporting.stats.side`; ``no direction claimed`` for 0)."""
     import pandas as pd
 
-    from fedlib.reporting.stats import paired_difference, side, verdict
+    from fedlib.reporting.stats import paired_difference, side, task_family, verdict
 
     rows = []
     groups = runs.groupby(list(by), sort=False) if by else [((), runs)]
@@ -311,6 +311,8 @@ def paired_rows(runs, pairs, by=(), metrics=("final", "best"), method_col: str =
                 continue
             for metric in metrics:
                 r = paired_difference(sel, metric, method, base, method_col=method_col, pair_col=pair_col)
+                if "task" in by:  # the fragile mark reads this task's cross-CPU drift
+                    r["family"] = task_family(dict(zip(by, key))["task"])
                 # the compared pair as ``method`` / ``baseline`` unless a ``by`` column has that name
                 pair = {k: v for k, v in (("method", method), ("baseline", base)) if k not in by}
                 rows.append({**dict(zip(by, key)), "comparison": f"{method} − {base}", "metric": metric,

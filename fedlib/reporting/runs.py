@@ -26,6 +26,9 @@ def run_all(cfgs: list, desc: str | None = "runs", workers: int | None = 1, stor
     from fedlib.core.progress import progress_bar
     from fedlib.experiments import run, sweep
 
+    from fedlib.reporting.stats import use_family_of
+
+    use_family_of(cfgs)  # the fragile mark reads these runs' cross-CPU drift
     store = results_store(store)
     todo = {c.config_hash(): c for c in cfgs if store.get(c) is None}
     if workers and workers > 1 and len(todo) > 1:

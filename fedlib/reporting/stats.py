@@ -69,6 +69,26 @@ def drift_threshold(family: str | None = None) -> float:
 
 CROSS_CPU_DRIFT_POINTS = round(drift_threshold(), 2)
 
+#: the drift family of the runs a notebook read last (:func:`use_family_of`; None: mixed or unknown)
+_notebook_family: str | None = None
+
+
+def family_of(cfg) -> str | None:
+    """The drift family of a run config: split FL (SMoFi's CNN on CIFAR-10) or the SAFL task's model."""
+    if getattr(cfg, "paradigm", None) == "split":
+        return TASK_FAMILIES["smofi"]
+    return task_family(getattr(getattr(cfg, "data", None), "dataset", ""))
+
+
+def use_family_of(cfgs) -> str | None:
+    """Make the runs' common drift family the default of :func:`fragile` (a notebook's runs; called by
+    :func:`fedlib.reporting.runs.run_all`); runs of several families leave no default (the largest
+    measured drift applies unless a difference names its ``family``)."""
+    global _notebook_family
+    families = {family_of(c) for c in cfgs}
+    _notebook_family = families.pop() if len(families) == 1 else None
+    return _notebook_family
+
 
 def fragile(diff: dict, family: str | None = None) -> bool:
     """A resolved difference whose 95% interval ends closer to 0 than the cross-CPU drift threshold
@@ -82,6 +102,7 @@ def fragile(diff: dict, family: str | None = None) -> bool:
     lo, hi = diff.get("lo", float("nan")), diff.get("hi", float("nan"))
     if diff.get("value") not in ACCURACY_COLUMNS:
         return False
+    family = family or diff.get("family") or _notebook_family
     return rule(Interval(diff.get("mean", float("nan")), lo, hi, int(diff.get("n", 2))), drift_threshold(family))
 
 
@@ -107,8 +128,10 @@ def interval_text(lo: float, hi: float) -> str:
 
 
 def _fragile_note(diff: dict) -> str:
+    family = diff.get("family") or _notebook_family
     return (f"; fragile: the interval ends {number_text(min(abs(diff['lo']), abs(diff['hi'])))} points from 0, "
-            f"inside the cross-CPU drift ({CROSS_CPU_DRIFT_POINTS} points)") if fragile(diff) else ""
+            f"inside the cross-CPU drift ({drift_threshold(family):.2f} points, {family or 'largest measured'})") \
+        if fragile(diff) else ""
 
 
 def paired_difference(runs: pd.DataFrame, value: str, method: str, baseline: str, *,
