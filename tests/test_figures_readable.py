@@ -78,3 +78,26 @@ def test_paired_plot_has_legend_metric_words_band_title_and_caption():
     final = g.axes_dict[("final", "Dirichlet 0.1")]
     assert len(final.collections) >= 1 and not g.axes_dict[("auc", "Dirichlet 0.1")].collections[1:]
     assert np.isclose(final.get_xlim()[1], max(final.get_xlim()[1], 7))
+
+
+def test_smofi_figures_name_the_split_and_mark_the_papers_numbers():
+    from fedlib.reporting.smofi import smofi_setting_title
+    from fedlib.reporting.smofi_figures import plugin_bands, smofi_caption, speedup_per_seed_plot
+
+    assert smofi_setting_title("cpu", "full") == "Dirichlet 0.1, 10 of 10 clients per round"
+    assert smofi_setting_title("cpu", "shards") == "equal-size label shards, 10 of 10 clients per round"
+    d = pd.DataFrame({"comparison": ["+ SMoFi − FedAvg", "FedNAG − FedAvg"] * 2,
+                      "setting": [smofi_setting_title("cpu", "full")] * 2 + [smofi_setting_title("cpu", "shards")] * 2})
+    bands = plugin_bands("cpu", d)
+    assert [(b["label"], b["col"], b["lo"], b["hi"]) for b in bands] == \
+        [("+ SMoFi − FedAvg", "Dirichlet 0.1, 10 of 10 clients per round", 3.0, 7.0)]  # never on the shards
+    caption = smofi_caption("cpu", {"seeds": [0, 1, 2], "rounds": None, "model": "cnn", "cut": "conv1"}, ["full"])
+    assert caption == "3 paired seeds (0, 1, 2) · T = 15 rounds · model cnn, cut after conv1 · cpu profile"
+    plot = pd.DataFrame({"participation": ["full", "full", "shards"], "pair": ["FedAvg + SMoFi", "FedAvg + SlowMo",
+                                                                              "FedAvg + SMoFi"],
+                         "value": [2.0, 1.0, 3.0], "target": ["100% of base final"] * 3, "reached": ["reached"] * 3})
+    fig = speedup_per_seed_plot(plot, ["full", "shards"], "cpu", caption)
+    full, shards = fig.axes[:2]
+    assert full.get_title() == "Dirichlet 0.1, 10 of 10 clients per round" and "shards" not in full.get_title()
+    assert len(full.collections) == 2 and len(shards.collections) == 1  # the band: on the SMoFi line, Dirichlet only
+    assert "paper: 4.61–5.54× (CIFAR-10, Dirichlet 0.1)" in _legend_labels(fig)

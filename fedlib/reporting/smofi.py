@@ -57,7 +57,7 @@ _LONG = dict(clients=20, per_round=10, max_train=None, cadence=SMOFI_LONG_CADENC
                      "tinyimagenet": SMOFI_LONG_ROUNDS * 2})
 SMOFI_PARTICIPATION["long"] = {"partial": dict(_LONG), "shards": dict(_LONG, **_SHARDS)}
 # how a setting's data is split, for tables and notes
-SMOFI_PARTITION_LABEL = {"dirichlet": "Dirichlet 0.1", "shards": "equal-size shards (2 labels' shards per client)",
+SMOFI_PARTITION_LABEL = {"dirichlet": "Dirichlet 0.1", "shards": "equal-size label shards (2 label-sorted shards per client)",
                          "iid": "IID (uniform at random)"}
 # the knobs that change a run's scale: a notebook that changes one labels its runs "custom"
 SMOFI_SCALE_KNOBS = ("rounds", "model", "cut", "max_test")
@@ -154,12 +154,12 @@ def smofi_partition(profile: str, participation: str) -> str:
 
 
 def smofi_setting_title(profile: str, participation: str) -> str:
-    """A figure panel's name for setting ``participation``: the key and its split in a few words
-    (``"full: Dirichlet 0.1"``), so a reader need not know what ``full`` stands for."""
+    """A figure panel's name for setting ``participation``: its split and participation in words
+    (``"Dirichlet 0.1, 10 of 10 clients per round"``, ``"equal-size label shards, 10 of 10 clients per
+    round"``), never the notebook's key for it (``full``, ``shards``), which a reader cannot know."""
     P = SMOFI_PARTICIPATION[profile][participation]
     short = smofi_partition(profile, participation).split(" (")[0]  # the table label without its gloss
-    per = "" if P["per_round"] == P["clients"] else f", {P['per_round']} of {P['clients']} per round"
-    return f"{participation}: {short}{per}"
+    return f"{short}, {P['per_round']} of {P['clients']} clients per round"
 
 
 def smofi_label(settings: dict, defaults: dict, profile: str, knobs=SMOFI_SCALE_KNOBS) -> str:

@@ -97,7 +97,9 @@ from fedlib.reporting import (PAPER_CIFAR10_SPEEDUP, PAPER_TINYIMAGENET_ROUNDS, 
                               censored_extreme, censored_speedup, comparison, curve_metrics, dataset_missing,
                               interval_text, not_run_table, paired_difference, paper_expected_sign, resolve_profile,
                               run_or_load, save_comparison, save_figure, save_not_run, settings_row, show_settings,
-                              signed_verdict, smofi_configs, smofi_scale_note, smofi_settings, speedup_label)
+                              signed_verdict, smofi_configs, smofi_scale_note, smofi_setting_title, smofi_settings,
+                              speedup_label)
+from fedlib.reporting.smofi_figures import show_speedup_per_seed, smofi_caption
 
 profile = resolve_profile(profile)
 
@@ -260,7 +262,7 @@ if len(curves):
                     ax.axhline(tgt["target_acc"].mean(), color="grey", ls="--", lw=1, label=f"{base}'s final")
                     ax.legend(fontsize=8)
                 P = PARTICIPATION[part]
-                ax.set_title(f"{d}, {part} ({P['per_round']} of {P['clients']}): {base} — {profile} profile",
+                ax.set_title(f"{d}, {smofi_setting_title(profile, part)}: {base} — {profile} profile",
                              fontsize=9)
                 ax.set_ylabel("test accuracy (%)")
         fig.tight_layout()
@@ -272,28 +274,8 @@ if len(curves):
                         value=lambda t: t["speedup"].fillna(t["speedup_bound"]),
                         reached=lambda t: np.where(t["speedup"].notna(), "reached", "not reached (bound)"))
     plot = plot[plot["value"].notna()]
-    if len(plot):
-        parts = [p for p in S["participations"] if p in set(plot["participation"])]
-        fig, axes = plt.subplots(1, len(parts), figsize=(6.5 * len(parts) + 2, 3.6), squeeze=False, sharex=True)
-        hue_order = list(dict.fromkeys(plot["target"]))
-        for i, (ax, part) in enumerate(zip(axes[0], parts)):
-            sub = plot[plot["participation"] == part]
-            sns.scatterplot(data=sub, x="value", y="pair", hue="target", hue_order=hue_order, style="reached",
-                            style_order=["reached", "not reached (bound)"],
-                            markers={"reached": "o", "not reached (bound)": "<"}, s=50, ax=ax,
-                            legend=i == len(parts) - 1)
-            ax.set_xscale("log", base=2)
-            ax.xaxis.set_major_formatter(matplotlib.ticker.FormatStrFormatter("%g"))
-            ax.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-            ax.axvline(1.0, color="grey", lw=0.8)
-            if i == len(parts) - 1:
-                ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
-            ax.set_xlabel("speed-up (×), per seed; '<' = upper bound (target not reached)")
-            ax.set_ylabel("")
-            ax.set_title(f"{part} participation ({profile} profile)")
-        fig.tight_layout()
-        save_figure(fig, "convergence_speedup_per_seed", profile, "smofi")
-        plt.show()
+    parts = [p for p in S["participations"] if p in set(plot["participation"])]
+    show_speedup_per_seed(plot, parts, profile, smofi_caption(profile, S, parts))
 
 # %% [markdown]
 # ## Paper vs measured

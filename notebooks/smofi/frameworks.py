@@ -104,6 +104,7 @@ from fedlib.reporting import (PAPER_FRAMEWORKS, PAPER_TINYIMAGENET_ROUNDS, censo
                               resolve_profile, run_or_load, save_comparison, save_figure, save_not_run, settings_row,
                               show_paired, show_settings, signed_verdict, smofi_configs, smofi_scale_note,
                               smofi_setting_title, smofi_settings)
+from fedlib.reporting.smofi_figures import show_smofi_paired
 
 profile = resolve_profile(profile)
 
@@ -201,7 +202,7 @@ if len(curves):
                          units="seed", estimator=None, lw=1, ax=row[1])
             P = PARTICIPATION[part]
             for ax, x in zip(row, ("round", "lock-steps")):
-                ax.set_title(f"{d}, {part} ({P['per_round']} of {P['clients']}): accuracy vs {x} — {profile} profile",
+                ax.set_title(f"{d}, {smofi_setting_title(profile, part)}: accuracy vs {x} — {profile} profile",
                              fontsize=9)
                 ax.set_ylabel("test accuracy (%)")
         fig.tight_layout()
@@ -237,8 +238,7 @@ for d, part in dict.fromkeys(k[:2] for k in hist):
                           "verdict": signed_verdict(r, sign), "claim": claim})
 diffs = pd.DataFrame(diffs, columns=["dataset", "participation", "comparison", "metric", "mean", "lo", "hi", "n",
                                      "per seed", "verdict", "claim"])
-show_paired(diffs.assign(setting=diffs["participation"].map(lambda p: smofi_setting_title(profile, p))),
-            "frameworks_paired", profile, "smofi", col="setting")
+show_smofi_paired(diffs, "frameworks_paired", profile, S, "Frameworks: each framework − SFLV1 (points), paired over seeds")
 diffs.round(2)
 
 # %% [markdown]

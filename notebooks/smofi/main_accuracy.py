@@ -116,6 +116,7 @@ from fedlib.reporting import (PAPER_ACCURACY, SMOFI_DATASETS, SMOFI_METHODS, com
                               show_settings, signed_verdict, smofi_configs, smofi_scale_note, smofi_setting_title,
                               smofi_settings)
 from fedlib.reporting.smofi import smofi_partition
+from fedlib.reporting.smofi_figures import show_smofi_paired
 
 profile = resolve_profile(profile)
 
@@ -205,8 +206,7 @@ if len(curves):
             sns.lineplot(data=sel, x="round", y="accuracy", hue="method", hue_order=order,
                          errorbar=("ci", 95), seed=0, ax=ax)
             P = PARTICIPATION[part]
-            ax.set_title(f"{d}, {part} ({smofi_partition(profile, part)}): {P['per_round']} of {P['clients']} "
-                         f"clients — {profile} profile", fontsize=9)
+            ax.set_title(f"{d}, {smofi_setting_title(profile, part)} — {profile} profile", fontsize=9)
             ax.set_ylabel("test accuracy (%)")
         fig.tight_layout()
         save_figure(fig, f"main_accuracy_curves_{d}", profile, "smofi")
@@ -240,8 +240,8 @@ for d in S["datasets"]:
                               "claim": claim})
 diffs = pd.DataFrame(diffs, columns=["dataset", "participation", "comparison", "metric", "mean", "lo", "hi", "n",
                                      "per seed", "paper sign", "verdict", "claim"])
-show_paired(diffs.assign(setting=diffs["participation"].map(lambda p: smofi_setting_title(profile, p))),
-            "main_accuracy_paired", profile, "smofi", col="setting")
+show_smofi_paired(diffs, "main_accuracy_paired", profile, S,
+                  "SMoFi main table: each method − its base (points), paired over seeds")
 diffs.round(2)
 
 # %% [markdown]
