@@ -224,3 +224,26 @@ def test_index_gives_the_minutes_a_reports_runs_took_from_their_own_records(tmp_
     assert run_minutes(out, "demo.ipynb") == f"{sum(walls):.0f} (2 of 3 runs)"
     export_runs(store, led, hashes[2:])
     assert "of" not in run_minutes(out, "demo.ipynb")
+
+
+def test_verify_on_another_cpu_type_appends_to_the_drift_record(tmp_path, filled, capsys, monkeypatch):
+    from fedlib.experiments import provenance
+
+    store, hashes = filled
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes[:1])
+    monkeypatch.setattr(provenance, "cpu_type", lambda: "Other CPU [X]")
+    monkeypatch.setattr(provenance, "drift_family", lambda cfg: "toy-family")
+    record = tmp_path / "cross_cpu.json"
+    record.write_text('[{"hash": null, "run": "a measurement without a hash"}]')
+    for _ in range(2):  # the same comparison twice: replaced, not duplicated
+        assert main(["verify", "--ledger", str(led.root), "--record", str(record)]) == 0
+    assert "1 cross-CPU comparison(s) recorded" in capsys.readouterr().out
+    entries = json.loads(record.read_text())
+    assert len(entries) == 2 and entries[0]["run"] == "a measurement without a hash"
+    new = entries[1]
+    assert new["hash"] == hashes[0][:12] and new["family"] == "toy-family" and new["rounds"] == 4
+    assert new["made_on"] == cpu_type() and new["recomputed_on"] == "Other CPU [X]"
+    assert new["largest_round_diff"] == 0 and new["final_diff"] == 0
+    main(["verify", "--ledger", str(led.root), "--record", str(record), "--no-record"])
+    assert len(json.loads(record.read_text())) == 2

@@ -170,11 +170,41 @@ def added_since(ledger: Ledger, rev: str) -> tuple[list[str], list[tuple[str, st
     return hashes, new_strays + unlisted
 
 
+#: where a checkout keeps its cross-CPU drift record (beside its ledger)
+DRIFT_RECORD = Path("benchmarks") / "results" / "cross_cpu.json"
+
+
+def _drift_record_path(args, ledger) -> Path | None:
+    """``--record FILE``; by default the checkout's drift record beside the ledger, when it exists."""
+    if args.no_record:
+        return None
+    if args.record:
+        return Path(args.record)
+    default = Path(ledger.root).resolve().parent / DRIFT_RECORD
+    return default if default.is_file() else None
+
+
+def record_drift(path: Path, measured: list[dict]) -> int:
+    """Append ``measured`` (one dict per run recomputed on another CPU type) to the JSON list at ``path``;
+    an entry of the same run, made-on and recomputed-on CPU replaces the older one. Returns how many."""
+    from fedlib.core.utils import atomic_write_bytes
+
+    entries = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
+    check(isinstance(entries, list), f"the drift record {str(path)!r} is not a JSON list",
+          "restore it from git (git checkout -- benchmarks/results/cross_cpu.json)")
+    key = lambda e: (e.get("hash"), e.get("made_on"), e.get("recomputed_on"))  # noqa: E731
+    new = {key(m) for m in measured}
+    kept = [e for e in entries if e.get("hash") is None or key(e) not in new]
+    text = "[\n" + ",\n".join(" " + json.dumps(e, ensure_ascii=False) for e in kept + measured) + "\n]\n"
+    atomic_write_bytes(path, text.encode("utf-8"))
+    return len(measured)
+
+
 def cmd_verify(args) -> int:
     import pandas as pd
 
     from fedlib.experiments import ResultStore, RunConfig, run
-    from fedlib.experiments.provenance import cpu_type
+    from fedlib.experiments.provenance import cpu_type, drift_family
     from fedlib.experiments.store import csv_to_frame
 
     ledger = Ledger(args.ledger)
@@ -203,7 +233,7 @@ def cmd_verify(args) -> int:
     chosen = sorted(random.Random(args.seed).sample(pool, min(args.sample, len(pool)))) if args.sample else pool
     here = cpu_type()
     print(f"verifying {len(chosen)} of {len(pool)} ledger runs on {here}")
-    rows, bad = [], 0
+    rows, bad, measured = [], 0, []
     with tempfile.TemporaryDirectory(prefix="fedlib-verify-") as scratch:
         for h in chosen:
             entry = ledger.config(h)
@@ -225,6 +255,13 @@ def cmd_verify(args) -> int:
             if not c["identical"] and same_type:
                 bad += 1
                 result += " (same CPU type: not expected)"
+            if made_on != here and c["max_acc_diff"] is not None and drift_family(cfg):
+                measured.append({"hash": h[:12], "run": f"{cfg.algorithm}, {cfg.data.dataset} {cfg.model.name}, "
+                                 f"{cfg.rounds} rounds, seed {cfg.seed}", "family": drift_family(cfg),
+                                 "rounds": cfg.rounds, "made_on": made_on, "recomputed_on": here,
+                                 "largest_round_diff": round(float(c["max_acc_diff"]), 4),
+                                 "final_diff": None if final is None else round(final, 4),
+                                 "date": time.strftime("%Y-%m-%d"), "source": "fedlib verify"})
             rows.append({"run": h[:12], "algorithm": cfg.algorithm, "rounds": cfg.rounds, "result": result,
                          "max |accuracy diff| (points)": c["max_acc_diff"], "final accuracy diff (points)": final,
                          "made on": made_on,
@@ -235,6 +272,10 @@ def cmd_verify(args) -> int:
                   f"made on {made_on}", flush=True)
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 60):
         print(pd.DataFrame(rows).to_string(index=False))
+    record = _drift_record_path(args, ledger)
+    if record is not None and measured:
+        n = record_drift(record, measured)
+        print(f"{n} cross-CPU comparison(s) recorded in {record}")
     print(f"{len(rows) - bad} consistent, {bad} differ on the CPU type they were made on"
           + (f"; {len(refused)} added entries refused" if refused else ""))
     return 1 if bad or refused else 0
@@ -251,4 +292,8 @@ def register(subparsers) -> None:
     p.add_argument("--changed-since", default=None, metavar="REV",
                    help="recompute exactly the ledger entries added since git revision REV (what a pull or a "
                         "merge brought, e.g. --changed-since ORIG_HEAD or origin/main), after the import's checks")
+    p.add_argument("--record", default=None, metavar="FILE",
+                   help="append each run recomputed on another CPU type to this drift record (default: the "
+                        "checkout's benchmarks/results/cross_cpu.json beside the ledger, when it exists)")
+    p.add_argument("--no-record", action="store_true", help="do not write the drift record")
     p.set_defaults(func=cmd_verify)

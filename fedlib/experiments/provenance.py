@@ -62,3 +62,17 @@ def provenance() -> dict:
 
     return {"revision": _revision(), "fedlib": __version__, "torch": torch.__version__,
             "python": platform.python_version(), "cpu": cpu_type(), "threads": torch.get_num_threads()}
+
+
+#: a SAFL dataset -> the drift family of its model (``benchmarks/results/cross_cpu.json``)
+DRIFT_FAMILIES = {"cifar10": "cnn3-safl-cifar10", "adult": "fcn-safl-adult", "shakespeare": "lstm-safl-shakespeare"}
+#: split FL's family (SMoFi's CNN on CIFAR-10)
+SPLIT_FAMILY = "split-cnn-cifar10"
+
+
+def drift_family(cfg) -> str | None:
+    """The cross-CPU drift family of a run config: split FL, or the SAFL dataset's model (None: unknown)."""
+    if getattr(cfg, "paradigm", None) == "split":
+        return SPLIT_FAMILY
+    return DRIFT_FAMILIES.get(getattr(getattr(cfg, "data", None), "dataset", None))
+

@@ -75,9 +75,9 @@ _notebook_family: str | None = None
 
 def family_of(cfg) -> str | None:
     """The drift family of a run config: split FL (SMoFi's CNN on CIFAR-10) or the SAFL task's model."""
-    if getattr(cfg, "paradigm", None) == "split":
-        return TASK_FAMILIES["smofi"]
-    return task_family(getattr(getattr(cfg, "data", None), "dataset", ""))
+    from fedlib.experiments.provenance import drift_family
+
+    return drift_family(cfg)
 
 
 def use_family_of(cfgs) -> str | None:
