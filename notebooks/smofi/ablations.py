@@ -76,7 +76,7 @@
 # core (120 s of CPU time measured, one thread; the partial setting a little less: 2,500 images a
 # round), so ≈ 30–55 min on two one-thread workers. The Adam first-moment-only run
 # (`first_moment_only`) is left out at `cpu`. Metric: mean of the last 5 rounds, with paired
-# differences and 95% t-intervals; `long` (issue 43; hours on a CPU, never picked by `auto` or CI):
+# differences and 95% t-intervals; `long` (hours on a CPU, never picked by `auto` or CI):
 # the staleness family only, on `main_accuracy`'s `long` setting (all 50,000 CIFAR-10 images, 10 of 20
 # clients per round, Dirichlet 0.1, the small `cnn` cut after `conv1`, the 10,000 test images on the
 # profile's cadence, mean of the last 10 rounds) — α = −0.05, −0.1, −0.5, −1 with the paper's rule and
@@ -148,7 +148,7 @@ SETTINGS = {
                   architectures=ALL_ARCHS, optimizers=OPTIMIZERS, adam_lr=0.001, first_moment_only=True,
                   seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None, model="resnet18", cut="layer1",
                   max_test=None, last=10, workers=1),
-    # issue 43: the staleness question on all of CIFAR-10, 10 of 20 clients, Dirichlet 0.1 (main_accuracy's
+    # the long profile: the staleness question on all of CIFAR-10, 10 of 20 clients, Dirichlet 0.1 (main_accuracy's
     # long runs: FedAvg and α = −0.1 are shared); never picked by `auto`
     "long": dict(ablations=["staleness"], alphas=[-0.05, -0.1, -0.5, -1.0], rules=["drop, ÷Σ weights"],
                  client_counts=[20], client_fraction=0.5, architectures=["cnn"], optimizers=["SGDM"], adam_lr=0.001,

@@ -61,7 +61,7 @@
 #   4.61–5.54× are on Dirichlet 0.1: they are set beside the `full` setting only, never beside the
 #   equal-size shards.
 #   CIFAR-100 and Tiny-ImageNet are recorded as needing a download here.
-# - `long` (issue 43; never picked by `auto` or CI; nothing new to run after `main_accuracy` at
+# - `long` (never picked by `auto` or CI; nothing new to run after `main_accuracy` at
 #   `long`): the five pairs on all 50,000 CIFAR-10 training images, 10 of 20 clients per round,
 #   Dirichlet 0.1 (`partial`), the small `cnn` cut after `conv1`, five paired seeds. The test set is
 #   evaluated on the profile's cadence (`SMOFI_LONG_CADENCE`), so rounds to a target resolve to
@@ -121,7 +121,7 @@ SETTINGS = {  # the scale knobs (rounds, model, cut, max_test) equal main_accura
     "paper": dict(datasets=SMOFI_DATASETS, pairs=list(PAIRS), partial_pairs=list(PAIRS),
                   participations=["partial", "shards"], targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2], rounds=None,
                   model="resnet18", cut="layer1", max_test=None, last=10, workers=1),
-    # issue 43: the speed-ups of main_accuracy's long runs (every run shared: nothing new to compute once
+    # the long profile: the speed-ups of main_accuracy's long runs (every run shared: nothing new to compute once
     # main_accuracy has run at long); never picked by `auto`
     "long": dict(datasets=["cifar10"], pairs=list(PAIRS), partial_pairs=list(PAIRS), participations=["partial"],
                  targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2, 3, 4], rounds=None, model="cnn", cut="conv1",

@@ -66,7 +66,7 @@
 #   round, 5,000 images, 20 rounds) and main_accuracy's equal-size `shards` split run with
 #   `-p participations=...`. Tiny-ImageNet — the paper's dataset for this
 #   table — needs a download here.
-# - `long` (issue 43; hours on a CPU, never picked by `auto` or CI): SFLV1 and SFLV2 on
+# - `long` (hours on a CPU, never picked by `auto` or CI): SFLV1 and SFLV2 on
 #   `main_accuracy`'s `long` setting — all 50,000 CIFAR-10 training images, 10 of 20 clients per
 #   round, Dirichlet 0.1 (`partial`), the small `cnn` cut after `conv1`, the 10,000 test images on
 #   the profile's cadence, **five paired seeds**: 5 new runs (SFLV1 is `main_accuracy`'s FedAvg). The
@@ -125,7 +125,7 @@ SETTINGS = {  # the scale knobs (rounds, model, cut, max_test) equal main_accura
     "paper": dict(datasets=["tinyimagenet", "cifar10"], frameworks=list(FRAMEWORKS), participations=["partial"],
                   iid_frameworks=["SFLV1", "SFLV2"], seeds=[0, 1, 2], rounds=None, model="resnet18", cut="layer1",
                   max_test=None, last=10, workers=1),
-    # issue 43: SFLV2 vs SFLV1 on all of CIFAR-10, 10 of 20 clients, Dirichlet 0.1 (SFLV1 = main_accuracy's long
+    # the long profile: SFLV2 vs SFLV1 on all of CIFAR-10, 10 of 20 clients, Dirichlet 0.1 (SFLV1 = main_accuracy's long
     # FedAvg runs, shared): a CIFAR-10 finding, not a verdict on the paper's Tiny-ImageNet claim; never `auto`
     "long": dict(datasets=["cifar10"], frameworks=["SFLV1", "SFLV2"], participations=["partial"],
                  iid_frameworks=["SFLV1", "SFLV2"], seeds=[0, 1, 2, 3, 4], rounds=None, model="cnn", cut="conv1",
@@ -227,7 +227,7 @@ for d, part in dict.fromkeys(k[:2] for k in hist):
             continue
         sign, claim = paper_expected_sign(fw.replace(" (reset)", ""), base, d) if base == "SFLV1" else \
             (0, "the paper does not publish how SFLV2's server optimizer passes between clients")
-        if base == "SFLV1" and fw.startswith("SFLV2") and d != "tinyimagenet":  # issue 43
+        if base == "SFLV1" and fw.startswith("SFLV2") and d != "tinyimagenet":  # the paper reports SFLV2 on Tiny-ImageNet only
             claim += f" — on {d} its own finding, not a verdict on that Tiny-ImageNet claim"
         if part == "iid":  # a diagnostic, not a claim: the paper's SFLV2 number is on Dirichlet 0.1
             sign, claim = 0, "IID check, a diagnostic: the paper runs no IID split (its SFLV2 claim is Dirichlet 0.1)"

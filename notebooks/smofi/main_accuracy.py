@@ -72,7 +72,7 @@
 #   to 90% of FedAvg's final accuracy, and best-of-rounds only as an extra column. Each add-on is
 #   compared with its base as a **paired difference with a 95% t-interval over the seeds**.
 #   CIFAR-100 and Tiny-ImageNet are recorded as needing a download here.
-# - `long` (issue 43; hours on a CPU, never picked by `auto` or CI: `fedlib reproduce --profile long`):
+# - `long` (hours on a CPU, never picked by `auto` or CI: `fedlib reproduce --profile long`):
 #   the paper's participation on **all 50,000 CIFAR-10 training images** — 20 clients, 10 selected
 #   per round, Dirichlet 0.1 (setting `partial`; `-p participations=[partial,shards]` adds the
 #   equal-size shards as the mechanism check, with `methods` = FedAvg and + SMoFi) — with the small
@@ -124,7 +124,7 @@ METHODS = SMOFI_METHODS  # display name -> registered split-FL algorithm (fedlib
 BASE_OF = {"+ FedAvgM": "FedAvg", "+ SlowMo": "FedAvg", "+ SMoFi": "FedAvg", "FedNAG": "FedAvg",
            "FedProx + SMoFi": "FedProx", "FedNAR + SMoFi": "FedNAR"}
 PAIR = ["FedAvg", "+ SMoFi"]
-LONG_METHODS = [m for m in METHODS if m != "FedNAG"]  # the main table and the plug-in pairs (issue 43)
+LONG_METHODS = [m for m in METHODS if m != "FedNAG"]  # the main table and the plug-in pairs
 SETTINGS = {
     "smoke": dict(datasets=SMOFI_DATASETS, methods=list(METHODS), partial_methods=PAIR,
                   participations=["shards", "full"], seeds=[0], rounds=None, model="cnn", cut="conv1",
@@ -135,7 +135,7 @@ SETTINGS = {
     "paper": dict(datasets=SMOFI_DATASETS, methods=list(METHODS), partial_methods=list(METHODS),
                   participations=["partial", "shards"], seeds=[0, 1, 2], rounds=None, model="resnet18", cut="layer1",
                   max_test=None, last=10, workers=1),
-    # issue 43: the paper's participation on all of CIFAR-10 with the small CNN; never picked by `auto`
+    # the long profile: the paper's participation on all of CIFAR-10 with the small CNN; never picked by `auto`
     "long": dict(datasets=["cifar10"], methods=PAIR, partial_methods=LONG_METHODS, participations=["partial"],
                  seeds=[0, 1, 2, 3, 4], rounds=None, model="cnn", cut="conv1", max_test=None, last=10, workers=2),
 }
