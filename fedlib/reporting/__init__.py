@@ -6,7 +6,12 @@ Modules (one job each):
 - ``paths``: project_root, report_dir;
 - ``tables``: comparison, save_comparison, markdown_table, full_table; not_run_table, save_not_run (the
   paper's rows a notebook does not run, with the reason, beside its comparison);
-- ``figures``: save_figure, forest_plot / show_forest, paired_interval_plot / show_paired;
+- ``figures``: save_figure, forest_plot / show_forest, paired_interval_plot / show_paired (legend, fragile
+  marks, a note where columns keep their own x-scale), runs_caption (seeds, T, model);
+- ``smofi_figures``: the SMoFi notebooks' paired and speed-up figures with the paper's band and numbers;
+- ``curves``: ``<report>.curves.csv`` / ``.clients.csv`` beside each executed report;
+- ``machine_paths``: no path of the executing machine in an executed report;
+- ``notebook_params``: what ``fedlib reproduce -p`` may pass to a notebook;
 - ``stats``: curve_metrics, paired_difference, verdict; the claim verdicts (side, claim_verdict, censor:
   verdicts from resolved differences only, unreached targets censored); signed_verdict,
   censored_speedup, speedup_label, censored_rounds, censored_extreme (the SMoFi notebooks');
@@ -21,8 +26,8 @@ Every name below is importable as ``from fedlib.reporting import name``; the Fed
 """
 
 from fedlib.reporting.coverage import not_run
-from fedlib.reporting.figures import (forest_plot, gap_curve_plot, paired_interval_plot, save_figure, show_forest,
-                                      show_gap_curves, show_paired)
+from fedlib.reporting.figures import (forest_plot, gap_curve_plot, paired_interval_plot, runs_caption, save_figure,
+                                      show_forest, show_gap_curves, show_paired)
 from fedlib.reporting.paths import project_root, report_dir
 from fedlib.reporting.profiles import (DERIVED_PROFILES, PARTIAL_PROFILES, PROFILES, apply_knobs, cadence_words,
                                        check_names, resolve_profile, run_label, show_settings)
@@ -45,7 +50,7 @@ __all__ = [
     "project_root", "report_dir",
     "COMPARISON_COLUMNS", "comparison", "full_table", "markdown_table", "save_comparison",
     "NOT_RUN_COLUMNS", "not_run_table", "save_not_run", "settings_row",
-    "forest_plot", "gap_curve_plot", "paired_interval_plot", "save_figure", "show_forest", "show_gap_curves",
+    "forest_plot", "gap_curve_plot", "paired_interval_plot", "runs_caption", "save_figure", "show_forest", "show_gap_curves",
     "show_paired",
     "censor", "claim_verdict", "curve_metrics", "interval_text", "number_text", "paired_difference", "side", "verdict",
     "signed_verdict", "censored_speedup", "speedup_label", "censored_rounds", "censored_extreme",

@@ -9,6 +9,20 @@ import pandas as pd
 from fedlib.reporting.paths import report_file
 
 
+def runs_caption(cfgs, profile: str | None = None) -> str:
+    """What a figure's reader needs of the runs behind it, in one line: ``"3 paired seeds (0, 1, 2) ·
+    T = 50 rounds · model cnn3 on cifar10 · cpu profile"`` (several values joined by ``/``)."""
+    def values(get) -> list:
+        return list(dict.fromkeys(str(v) for v in (get(c) for c in cfgs) if v is not None))
+
+    seeds = sorted({int(c.seed) for c in cfgs})
+    rounds, models = values(lambda c: c.rounds), values(lambda c: getattr(c.model, "name", None))
+    data = values(lambda c: getattr(c.data, "dataset", None))
+    bits = [f"{len(seeds)} paired seed{'s' if len(seeds) != 1 else ''} ({', '.join(map(str, seeds))})",
+            f"T = {' / '.join(rounds)} rounds", f"model {' / '.join(models)} on {' / '.join(data)}"]
+    return " · ".join(bits + ([f"{profile} profile"] if profile else []))
+
+
 def save_figure(fig, name: str, profile: str, group: str = "") -> Path:
     path = report_file(profile, group, name, ".png")
     fig.savefig(path, dpi=110, bbox_inches="tight")
@@ -117,8 +131,9 @@ def paired_interval_plot(diffs: pd.DataFrame, label: str = "comparison", height:
         ax.set_xlabel("")
     for ax in g.axes[1:, :].flat:  # the setting heads the top row only
         ax.set_title("")
+    unit = "difference in test loss" if all("loss" in str(m) for m in set(diffs["metric"])) else "difference (points)"
     for ax in g.axes[-1, :]:
-        ax.set_xlabel("difference (points), 95% t-interval over paired seeds", fontsize=9)
+        ax.set_xlabel(f"{unit}, 95% t-interval over paired seeds", fontsize=9)
     _legend(g.figure, [s for s in SIDE_COLOURS if s in used], any_fragile, list(dict.fromkeys(band_texts)),
             title, caption, OWN_SCALE_NOTE if diffs[col].nunique() > 1 else None)
     return g

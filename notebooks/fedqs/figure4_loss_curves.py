@@ -87,7 +87,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from fedlib.reporting import comparison, run_all, save_comparison, save_figure, show_paired
+from fedlib.reporting import comparison, run_all, runs_caption, save_comparison, save_figure, show_paired
 from fedlib.reporting.fedqs import (FINAL_LAST, METHODS, TASKS, expand_tasks, interval_note, is_reduced, method_names,
                                    paired_rows, run_metrics, task_config)
 
@@ -186,7 +186,8 @@ for _, r in pd.concat([diffs, acc_diffs], ignore_index=True).iterrows():
                 + interval_note(r)})
 if len(diffs):
     show_paired(diffs.assign(panel=diffs["task"].map(lambda t: TASKS[t][2])), "figure4_loss_paired", profile,
-                GROUP, col="panel")
+                GROUP, col="panel", title="Figure 4: FedQS − baseline, paired over seeds",
+                caption=runs_caption(cfgs, profile))
 display(display_table)
 df = comparison(out, profile)
 save_comparison(df, "figure4_loss_curves", profile, GROUP)

@@ -112,8 +112,8 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from fedlib.reporting import (cadence_words, comparison, full_table, not_run_table, run_all, save_comparison,
-                              save_figure, save_not_run, show_forest, show_gap_curves)
+from fedlib.reporting import (cadence_words, comparison, full_table, not_run_table, run_all, runs_caption,
+                              save_comparison, save_figure, save_not_run, show_forest, show_gap_curves)
 from fedlib.reporting.costs import cost_note, cost_table
 from fedlib.reporting.fedqs import (FINAL_LAST, Study, accuracy_curves, claim_row, interval_note, paired_gap_curves,
                                    paired_rows, regimes, run_metrics, settings_row)
@@ -202,7 +202,8 @@ if len(effect):
 diffs = pd.concat([gaps, larger, effect], ignore_index=True)
 show_forest(diffs.assign(metric=diffs["metric"] + " accuracy"), "table1_aggregation_gap_paired", profile, GROUP,
             y="comparison", col="metric", row="panel",
-            title="Table 1: paired differences over seeds (points), 95% t-intervals")
+            title="Table 1: paired differences over seeds (points), 95% t-intervals", sharex=True,
+            caption=runs_caption(cfgs, profile))
 full_table(diffs[["comparison", "metric", "mean", "lo", "hi", "n", "per seed", "verdict"]].round(2))
 
 # %%
@@ -227,7 +228,8 @@ gap_curves = paired_gap_curves(curves, [(GRAD, MODEL)], by=["setting"], method_c
 last = int(getattr(cfgs[0], "eval_last", 0))
 show_gap_curves(gap_curves, "table1_aggregation_gap_curves", profile, GROUP, col="setting", hue="comparison",
                 tail_from=S["rounds"] - last + 1 if last else None,
-                title=f"Table 1: gap FedSGD − FedAvg per round (points), mean and range over {len(S['seeds'])} seeds")
+                title=f"Table 1: gap FedSGD − FedAvg per round (points), mean and range over {len(S['seeds'])} seeds",
+                caption=runs_caption(cfgs, profile))
 
 # %% [markdown]
 # In **synchronous** FL the K clients of a round all start from the same global model w, so

@@ -113,7 +113,7 @@ import seaborn as sns
 
 from fedlib.core.errors import check_choice
 from fedlib.reporting import censor, check_names, comparison, full_table, run_all, save_comparison, save_figure
-from fedlib.reporting import show_forest
+from fedlib.reporting import runs_caption, show_forest
 from fedlib.reporting.fedqs import (CORE_METHODS, METHODS as ALL_METHODS, Study, alpha_variants, claim_row,
                                    interval_note, paired_rows, run_metrics, settings_row)
 from fedlib.safl.delays import make_delays
@@ -197,7 +197,8 @@ if len(diffs):
     diffs["measure"] = diffs["metric"].map({"final": "final accuracy (points)", "rounds_to_95": "rounds to 95% (rounds)",
                                             "oscillations": "oscillations (count)"})
 show_forest(diffs, "table4_robustness", profile, GROUP, y="where", col="measure", row="panel", xlabel="difference",
-            title=f"Table 4: FedQS − foundation, {len(S['seeds'])} paired seed(s) per setting, 95% t-intervals")
+            title=f"Table 4: FedQS − foundation, {len(S['seeds'])} paired seed(s) per setting, 95% t-intervals",
+            caption=runs_caption(cfgs, profile))
 full_table(diffs.drop(columns=["panel", "measure", "method", "baseline", "upload"], errors="ignore").round(2))
 
 # %% [markdown]
