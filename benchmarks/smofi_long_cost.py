@@ -42,8 +42,8 @@ EXPECTED_IMAGES = 25_000  # 10 of 20 clients a round, 50,000 images: the expecta
 # the main table's, so the α sweep adds 3 values × 3 seeds and SFLV2 5 seeds)
 PLAN = {"main table: 8 methods × 5 seeds (FedAvg, + FedAvgM, + SlowMo, + SMoFi, FedProx ± SMoFi, FedNAR ± SMoFi)":
         ("mix", 40),
-        "α sweep −0.05, −0.5, −1 × 3 seeds (−0.1 is the main table's + SMoFi)": ("smofi", 9),
-        "staleness variant drop + ÷Σ × 3 seeds": ("smofi", 3),
+        "α sweep −0.05, −0.5, −1 × 3 seeds (−0.1 is the main table's + SMoFi)": ("fedavg+smofi", 9),
+        "staleness variant drop + ÷Σ × 3 seeds": ("fedavg+smofi", 3),
         "SFLV2 × 5 seeds (SFLV1 = the main table's FedAvg)": ("fedavg", 5)}
 
 
@@ -124,12 +124,22 @@ def main(argv=None) -> int:
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--json", default=None, help="write the results here")
+    ap.add_argument("--price-only", default=None, metavar="JSON",
+                    help="measure nothing: price again the runs of a JSON this script wrote (e.g. at another cadence)")
     args = ap.parse_args(argv)
 
-    out = {"what": "SMoFi long profile, cost of one run (issue 43)", "machine": cpu_info(),
-           "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cadence": SMOFI_LONG_CADENCE,
-           "expected_images_per_round": EXPECTED_IMAGES, "runs": [], "price": {}}
-    out["runs"] = measure([(m, a) for m in args.models for a in args.methods], args.rounds, args.seed)
+    if args.price_only:
+        out = json.loads(Path(args.price_only).read_text())
+        out.update(cadence=SMOFI_LONG_CADENCE, price={})
+        args.models = list(dict.fromkeys(m["model"] for m in out["runs"]))
+    else:
+        out = {"what": "SMoFi long profile, cost of one run (issue 43)", "machine": cpu_info(),
+               "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), "cadence": SMOFI_LONG_CADENCE,
+               "expected_images_per_round": EXPECTED_IMAGES, "runs": [], "price": {}}
+        out["runs"] = measure([(m, a) for m in args.models for a in args.methods], args.rounds, args.seed)
+        if args.json:  # the measurement first: pricing it again needs no new measurement (--price-only)
+            Path(args.json).parent.mkdir(parents=True, exist_ok=True)
+            Path(args.json).write_text(json.dumps(out, indent=1, ensure_ascii=False) + "\n")
     for m in out["runs"]:
         print(f"{m['model']:5s} {m['algorithm']:14s} round CPU s {m['round_cpu_s']} on {m['images']} images; eval "
               f"{m['eval_cpu_s']} s; train {m['train_cpu_s_per_1k_images']} s / 1k images -> "

@@ -46,11 +46,11 @@ SMOFI_PARTICIPATION = {
 }
 # [D, issue 43] the ``long`` profile: the paper's participation (20 clients, 10 per round, all 50,000 CIFAR-10
 # training images, Dirichlet 0.1 in "partial", equal-size shards in "shards" as the mechanism check) with a
-# CPU-sized CNN (the notebooks' SETTINGS name it), at SMOFI_LONG_ROUNDS rounds (chosen from the measured cost,
+# CPU-sized CNN (the notebooks' SETTINGS name it: cnn3, 1.7× cheaper a round than cnn), at SMOFI_LONG_ROUNDS rounds (chosen from the measured cost,
 # benchmarks/smofi_long_cost.py) and an evaluation cadence like the FedQS long profile (SMOFI_LONG_CADENCE: every
 # `eval_every`-th round and every round of the last `eval_last`, on all 10,000 test images). CIFAR-10 only: the
 # other datasets are not on this machine, and their rounds are the paper's ratio to CIFAR-10's.
-SMOFI_LONG_ROUNDS = 100
+SMOFI_LONG_ROUNDS = 50  # [issue 43] the main table's 40 runs in ≈ 8 core-hours with cnn3 (benchmarks/README.md)
 SMOFI_LONG_CADENCE = {"eval_every": 2, "eval_last": 10}
 _LONG = dict(clients=20, per_round=10, max_train=None, cadence=SMOFI_LONG_CADENCE,
              rounds={"cifar10": SMOFI_LONG_ROUNDS, "cifar100": SMOFI_LONG_ROUNDS * 3 // 2,

@@ -78,7 +78,7 @@
 # (`first_moment_only`) is left out at `cpu`. Metric: mean of the last 5 rounds, with paired
 # differences and 95% t-intervals; `long` (hours on a CPU, never picked by `auto` or CI):
 # the staleness family only, on `main_accuracy`'s `long` setting (all 50,000 CIFAR-10 images, 10 of 20
-# clients per round, Dirichlet 0.1, the small `cnn` cut after `conv1`, the 10,000 test images on the
+# clients per round, Dirichlet 0.1, `cnn3` cut after `conv1`, the 10,000 test images on the
 # profile's cadence, mean of the last 10 rounds) — α = −0.05, −0.1, −0.5, −1 with the paper's rule and
 # the *drop, ÷Σ weights* variant at α = −0.1, three paired seeds: 9 + 3 new runs (FedAvg and α = −0.1
 # are `main_accuracy`'s); `paper` (spec §4: ResNet-18 cut after `layer1`, all data, 200
@@ -153,7 +153,7 @@ SETTINGS = {
     "long": dict(ablations=["staleness"], alphas=[-0.05, -0.1, -0.5, -1.0], rules=["drop, ÷Σ weights"],
                  client_counts=[20], client_fraction=0.5, architectures=["cnn"], optimizers=["SGDM"], adam_lr=0.001,
                  first_moment_only=False, seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None,
-                 model="cnn", cut="conv1", max_test=None, last=10, workers=2),
+                 model="cnn3", cut="conv1", max_test=None, last=10, workers=2),
 }
 PART = {"smoke": "full", "cpu": "full", "paper": "partial", "long": "partial"}[profile]  # SMOFI_PARTICIPATION
 PARTIAL = {"smoke": "partial", "cpu": "partial", "paper": "partial", "long": "partial"}[profile]  # participation family

@@ -63,7 +63,7 @@
 #   CIFAR-100 and Tiny-ImageNet are recorded as needing a download here.
 # - `long` (never picked by `auto` or CI; nothing new to run after `main_accuracy` at
 #   `long`): the five pairs on all 50,000 CIFAR-10 training images, 10 of 20 clients per round,
-#   Dirichlet 0.1 (`partial`), the small `cnn` cut after `conv1`, five paired seeds. The test set is
+#   Dirichlet 0.1 (`partial`), `cnn3` cut after `conv1`, five paired seeds. The test set is
 #   evaluated on the profile's cadence (`SMOFI_LONG_CADENCE`), so rounds to a target resolve to
 #   that cadence before the last rounds (an upper bound by less than one step of it).
 # - `paper` (a GPU): spec §4 — ResNet-18 cut after `layer1`, all data, 20 clients / 10 per round,
@@ -124,7 +124,7 @@ SETTINGS = {  # the scale knobs (rounds, model, cut, max_test) equal main_accura
     # the long profile: the speed-ups of main_accuracy's long runs (every run shared: nothing new to compute once
     # main_accuracy has run at long); never picked by `auto`
     "long": dict(datasets=["cifar10"], pairs=list(PAIRS), partial_pairs=list(PAIRS), participations=["partial"],
-                 targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2, 3, 4], rounds=None, model="cnn", cut="conv1",
+                 targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2, 3, 4], rounds=None, model="cnn3", cut="conv1",
                  max_test=None, last=10, workers=2),
 }
 LISTS = {"datasets", "pairs", "partial_pairs", "participations", "targets", "seeds"}  # knobs that hold lists

@@ -75,14 +75,17 @@
 # - `long` (hours on a CPU, never picked by `auto` or CI: `fedlib reproduce --profile long`):
 #   the paper's participation on **all 50,000 CIFAR-10 training images** — 20 clients, 10 selected
 #   per round, Dirichlet 0.1 (setting `partial`; `-p participations=[partial,shards]` adds the
-#   equal-size shards as the mechanism check, with `methods` = FedAvg and + SMoFi) — with the small
-#   `cnn` cut after `conv1`, E = 1, batch 32, the spec §4 optimizer (SGD lr 0.01, β 0.9, weight decay
-#   5e-4), the 10,000 test images evaluated every 2nd round and every round of the last 10
+#   equal-size shards as the mechanism check, with `methods` = FedAvg and + SMoFi) — with `cnn3`
+#   (the FedQS authors' three-block CNN, 1.7× cheaper a round than `cnn` here) cut after `conv1`,
+#   E = 1, batch 32, the spec §4 optimizer (SGD lr 0.01, β 0.9, weight decay 5e-4), **50 rounds**, the
+#   10,000 test images evaluated every 2nd round and every round of the last 10
 #   (`fedlib.reporting.smofi.SMOFI_LONG_ROUNDS` / `SMOFI_LONG_CADENCE`), the final accuracy the mean
 #   of the last 10, **five paired seeds**: FedAvg, + FedAvgM, + SlowMo, + SMoFi, FedProx ± SMoFi,
-#   FedNAR ± SMoFi = 40 runs (FedNAG left out). Cost per run: `benchmarks/smofi_long_cost.py` and
-#   `benchmarks/README.md`. Levels stay below the paper's (ResNet-18), so the paired differences, not
-#   the levels, are what this profile tests.
+#   FedNAR ± SMoFi = 40 runs (FedNAG left out). **Compute** (`benchmarks/smofi_long_cost.py`, one
+#   thread of a shared 2-core AMD EPYC): ≈ 11 min of CPU time a FedAvg run, ≈ 12.5 min with SMoFi,
+#   ≈ 7.8 core-hours for the 40 runs (≈ 4 h on two workers). 50 rounds are 25 passes over the data
+#   but a quarter of the paper's 200: the levels stay below the paper's (ResNet-18, 200 rounds), so
+#   the paired differences, not the levels, are what this profile tests.
 # - `paper` (a GPU): spec §4 — ResNet-18 cut after `layer1`, all data, 20 clients / 10 per round,
 #   E = 1, batch 32 (CIFAR) / 64 (Tiny-ImageNet), lr 0.01, β 0.9, weight decay 5e-4, 200 / 300 /
 #   400 rounds, 3 seeds; Dirichlet 0.1 (`partial`) and the `shards` split, every method.
@@ -135,9 +138,9 @@ SETTINGS = {
     "paper": dict(datasets=SMOFI_DATASETS, methods=list(METHODS), partial_methods=list(METHODS),
                   participations=["partial", "shards"], seeds=[0, 1, 2], rounds=None, model="resnet18", cut="layer1",
                   max_test=None, last=10, workers=1),
-    # the long profile: the paper's participation on all of CIFAR-10 with the small CNN; never picked by `auto`
+    # the long profile: the paper's participation on all of CIFAR-10 with cnn3; never picked by `auto`
     "long": dict(datasets=["cifar10"], methods=PAIR, partial_methods=LONG_METHODS, participations=["partial"],
-                 seeds=[0, 1, 2, 3, 4], rounds=None, model="cnn", cut="conv1", max_test=None, last=10, workers=2),
+                 seeds=[0, 1, 2, 3, 4], rounds=None, model="cnn3", cut="conv1", max_test=None, last=10, workers=2),
 }
 LISTS = {"datasets", "methods", "partial_methods", "participations", "seeds"}  # knobs that hold lists
 # knobs set above override the profile; PARTICIPATION: clients, per round, training images, rounds of each setting
