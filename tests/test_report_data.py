@@ -130,3 +130,15 @@ def test_relativise_report_rewrites_paths_under_the_checkout_and_home(tmp_path, 
     pm = json.loads(text)["metadata"]["papermill"]
     assert pm == {"input_path": "in.ipynb", "output_path": "r/o.ipynb", "cwd": "."}
     assert not relativise_report(path, root)  # nothing left to change: the file is not rewritten
+
+
+def test_reader_facing_library_text_cites_no_issue_number():
+    """What the library writes into reports and indexes gives the reason, never "issue 34": a reader
+    of the reports cannot open the project's issues."""
+    import re
+
+    from fedlib.reporting.coverage import not_run
+    from fedlib.reporting.profiles import PROFILES
+
+    texts = [f"{r['item']} {r['reason']}" for p in PROFILES for r in not_run(p)]
+    assert texts and not [t for t in texts if re.search(r"\bissues? ?#?\d+", t, re.I)]

@@ -48,7 +48,8 @@ NOT_RUN = [
      "no long entry in these notebooks: the cpu reports hold them at their reduced horizon"),
     ("SMoFi", "CIFAR-100 and Tiny-ImageNet columns, FedNAG, the optimizer / client-count / architecture ablations, "
      "the equal-size shards", ("long",),
-     "long runs issue 43's CIFAR-10 questions only (all 50,000 images, 10 of 20 clients, Dirichlet 0.1, a small "
+     "long runs only the CIFAR-10 questions at the paper's participation (all 50,000 images, 10 of 20 clients, "
+     "Dirichlet 0.1, a small "
      "CNN): main_accuracy's eight methods and convergence_speedup on five seeds, ablations' alpha sweep and "
      "drop + ÷Σ on three, frameworks' SFLV2 vs SFLV1 on five; the rest stays in the cpu reports "
      "(-p participations=[partial,shards] adds the shards)"),
