@@ -19,6 +19,7 @@ SMoFi numbers and delegates its fragile mark here).
 
 from __future__ import annotations
 
+from fedlib.claims.fedqs_claims import PAPER as FEDQS_PAPER
 from fedlib.claims.model import FAMILIES, VERDICTS, Cell, Claim
 
 
@@ -30,4 +31,4 @@ def all_claims() -> tuple:
     return tuple(F) + tuple(S)
 
 
-__all__ = ["Cell", "Claim", "FAMILIES", "VERDICTS", "all_claims"]
+__all__ = ["Cell", "Claim", "FAMILIES", "FEDQS_PAPER", "VERDICTS", "all_claims"]

@@ -121,6 +121,7 @@ def evaluate(root: Path | None = None, claims=None) -> list[Row]:
         by_profile: dict = {}
         for cell in claim.cells:
             for reading, entry in rows.find(root, cell.report, cell.setting, cell.metric).items():
+                reading = cell.reading or reading  # a cell that stands for one reading (Table 5's code pair)
                 if entry[0] is not None:
                     by_profile.setdefault(profile_of(cell.report), {}).setdefault(reading, []).append((cell, entry))
         if not by_profile:

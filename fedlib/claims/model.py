@@ -34,7 +34,9 @@ class Cell:
     metric windows, as (window name, metric prefix) of rows in the same report. ``pair``: config
     selectors of the method and base runs (dotted keys) for recomputing other windows from the
     ledger. ``family``: the drift family (:data:`FAMILIES`); ``resolution``: the metric's grain (a
-    rounds-to-target difference cannot be finer than the evaluation cadence).
+    rounds-to-target difference cannot be finer than the evaluation cadence). ``reading``: the FedQS
+    reading the row stands for whatever its tag (e.g. Table 5's code-main − code-momentum: the momentum
+    ablation under the code's rules); empty: the row's own tag decides.
     """
 
     report: str
@@ -51,6 +53,7 @@ class Cell:
     family: str = "cnn3-safl-cifar10"
     resolution: float = 0.0
     runs_per_pair: int = 2
+    reading: str = ""
 
 
 @dataclass(frozen=True)
