@@ -502,7 +502,8 @@ def register(subparsers) -> None:
     p = subparsers.add_parser("reproduce", help="execute the paper-table notebooks into reports/<profile>/")
     p.add_argument("--profile", default="auto",
                    help="smoke | cpu | paper | long | auto (paper with a GPU, else cpu; never long). long: the "
-                        "FedQS CIFAR-10 tables at 400 rounds, only the notebooks that define it")
+                        "FedQS CIFAR-10 tables at 400 rounds and the SMoFi CIFAR-10 tables on all the data (20 clients, "
+                        "50 rounds), only the notebooks that define it (--only smofi/ or fedqs/ picks one paper)")
     p.add_argument("--only", nargs="*", help="notebook names or path fragments, e.g. fedqs/table2")
     p.add_argument("--force", action="store_true", help="re-execute notebooks that already finished")
     p.add_argument("--recompute", action="store_true",
