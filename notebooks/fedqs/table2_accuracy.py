@@ -375,6 +375,12 @@ out = [settings_row("Table 2", "; ".join(col_scale(t) for t in task_list)
 for task in requested:  # what the paper has and this execution does not run
     if missing[task]:
         out.append(not_run_row("Table 2", TASKS[task][2], missing[task]))
+for task in task_list:  # the code's readings of FedQS on the columns that ran without them
+    left = [r for r in READINGS if r != "paper" and (r not in (S["readings"] or []) or task not in reading_tasks)]
+    if left:
+        out.append(not_run_row("Table 2", f"{TASKS[task][2]}: FedQS-Avg / FedQS-SGD under the readings {', '.join(left)}",
+                               f"not in `readings` / `reading_tasks` of this execution ({profile} profile): "
+                               f"{2 * len(left) * len(S['seeds'])} more runs of this column's cost"))
 for task in ALL_TASKS:
     if task not in requested:
         out.append(not_run_row("Table 2", TASKS[task][2], f"not in `tasks` of this execution ({profile} profile)"))
