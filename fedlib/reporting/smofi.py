@@ -216,5 +216,7 @@ def smofi_scale_note(profile: str, label: str, settings: dict, dataset: str, par
     return (f"{profile} profile, setting {participation!r}: {settings['model']} on {data} of {dataset}, "
             f"{P['per_round']} of {P['clients']} clients per round, "
             + (f"a {R}-round budget" if budget else f"{R} rounds")
-            + f", test on {settings['max_test'] or 'all'} images, paired seeds {settings['seeds']} — not the "
-              "paper's ResNet-18 setting")
+            + f", test on {settings['max_test'] or 'all'} images"
+            + (f" every {P['cadence']['eval_every']} rounds and every round of the last {P['cadence']['eval_last']}"
+               if P.get("cadence") else "")
+            + f", paired seeds {settings['seeds']} — not the paper's ResNet-18 setting")
