@@ -86,7 +86,7 @@
 #   such a column from the measured numbers. Comparisons with "the best baseline" use only methods that
 #   ran on every task, so a mean is never over different columns; the paper's six-column means (68.88 /
 #   72.06 %) stand beside the measured ones only when all six columns ran.
-# - `long` (issue 34): the `cpu` settings of the x = 0.5 column at the paper's **T = 400 rounds**
+# - `long` (a run of T = 400 takes hours on a CPU, so only the cells below): the `cpu` settings of the x = 0.5 column at the paper's **T = 400 rounds**
 #   (the `cpu` overlay with `rounds=400, eval_every=5, eval_last=20`: `fedlib.reporting.profiles.DERIVED_PROFILES`),
 #   evaluated every 5th round and every round of the last 20
 #   (`eval_every=5, eval_last=20`: 96 of 400 rounds; the convergence accuracy's 20 rounds are the
@@ -159,7 +159,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from fedlib.reporting import (cadence_words, censor, check_names, comparison, dataset_missing, full_table,
+from fedlib.reporting import (runs_caption, cadence_words, censor, check_names, comparison, dataset_missing, full_table,
                               paired_difference, run_all, save_comparison, show_forest, show_gap_curves)
 from fedlib.reporting.costs import COST_COLUMNS, cost_note, cost_table
 from fedlib.reporting.fedqs import (METHODS, TASKS, accuracy_curves, claim_row, expand_tasks, interval_note, is_reduced,
@@ -213,6 +213,7 @@ print("evaluation:", EVALUATION)
 
 # %%
 results = run_all(cfgs, "Table 2", S["workers"])
+CAPTION = runs_caption(cfgs, profile)  # seeds, T, model and profile under every figure
 
 # %%
 rows = []
@@ -263,7 +264,7 @@ if len(diffs):
                                           FEDQS["gradient"]: f"{FEDQS['gradient']} − each gradient-aggregation baseline"})
 main = diffs[diffs["sign"].eq(1) & diffs["method"].isin(FEDQS.values())] if len(diffs) else diffs
 acc = main[main["metric"] == "accuracy"] if len(main) else main
-show_forest(acc, "table2_accuracy", profile, GROUP, y="baseline", col="column", row="panel",
+show_forest(acc, "table2_accuracy", profile, GROUP, caption=CAPTION, y="baseline", col="column", row="panel",
             title="FedQS − baseline, convergence accuracy (mean of the last 20 rounds), paired over seeds")
 
 # %% [markdown]
@@ -280,7 +281,7 @@ curves = accuracy_curves([(TASKS[t][2], METHODS[m][0], s) for t, m, s, v in cell
 GAP_PAIRS = [(FEDQS[METHODS[b][1]], METHODS[b][0]) for b in ("fedavg", "m-step", "fedsgd", "wkafl") if b in method_list]
 gap_curves = paired_gap_curves(curves, GAP_PAIRS, by=["column"])
 tails = {c.rounds - c.eval_last + 1 for c in cfgs if c.eval_last}
-show_gap_curves(gap_curves, "table2_accuracy_gap_curves", profile, GROUP, col="column", hue="comparison",
+show_gap_curves(gap_curves, "table2_accuracy_gap_curves", profile, GROUP, caption=CAPTION, col="column", hue="comparison",
                 tail_from=min(tails) if len(tails) == 1 else None,
                 title=f"Table 2: FedQS − baseline per round (points), mean and range over {len(S['seeds'])} seeds")
 
@@ -298,7 +299,7 @@ if len(others):
     others = others.assign(panel=np.where(others["sign"] == -1, "paper: below its foundation (negative)",
                                           "FedQS under the 8:2 holdout of the paper − default FedQS"),
                            comparison=others["comparison"].str.replace(HOLDOUT_TAG, " (8:2)", regex=False))
-show_forest(others, "table2_accuracy_paired", profile, GROUP, y="comparison", col="column", row="panel",
+show_forest(others, "table2_accuracy_paired", profile, GROUP, caption=CAPTION, y="comparison", col="column", row="panel",
             title="Paired differences, convergence accuracy (mean of the last 20 rounds)")
 
 # %% [markdown]
@@ -315,7 +316,7 @@ read_rows = diffs[diffs["comparison"].isin({f"{a} − {b}" for a, b, _ in READ})
 if len(read_rows):
     read_rows = read_rows.assign(panel=np.where(read_rows["sign"] == 1, "FedQS under a reading − each baseline",
                                                 "FedQS under a reading − FedQS under the paper reading"))
-show_forest(read_rows, "table2_accuracy_readings", profile, GROUP, y="comparison", col="column", row="panel",
+show_forest(read_rows, "table2_accuracy_readings", profile, GROUP, caption=CAPTION, y="comparison", col="column", row="panel",
             title=f"FedQS's readings, convergence accuracy (mean of the last 20 rounds), {len(S['seeds'])} paired seeds")
 
 

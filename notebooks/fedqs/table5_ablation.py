@@ -64,7 +64,7 @@
 #   `variants=[..., angle]` adds the official code's angle; `task="adult", rounds=400` runs the variants
 #   on UCI Adult at the paper's scale. x = 0.5 only: a single column, not the paper's average over
 #   x = 0.1 / 0.5 / 1.
-# - `long` (issue 34): the `cpu` settings at the paper's **T = 400 rounds**, evaluated every 5th round and
+# - `long` (a run of T = 400 takes hours on a CPU, so only the cells below): the `cpu` settings at the paper's **T = 400 rounds**, evaluated every 5th round and
 #   every round of the last 20 (`eval_every=5, eval_last=20`; every metric reads the evaluated rounds
 #   only: an oscillation is a drop between consecutive evaluated rounds, 5 rounds apart before round
 #   381), **the without-feedback pair only** (FedQS-Avg and FedQS-SGD without Mod③ against full FedQS),
@@ -123,7 +123,7 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.experiments.metrics import oscillations
-from fedlib.reporting import (cadence_words, censor, check_names, comparison, full_table, not_run_table, run_all,
+from fedlib.reporting import (runs_caption, cadence_words, censor, check_names, comparison, full_table, not_run_table, run_all,
                               save_comparison, save_figure, save_not_run, show_forest, show_gap_curves)
 from fedlib.reporting.costs import cost_note, cost_table
 from fedlib.claims import FEDQS_PAPER as P  # the paper's numbers
@@ -151,6 +151,7 @@ print("evaluation:", EVALUATION)
 
 # %%
 results = run_all(cfgs, "Table 5", S["workers"])
+CAPTION = runs_caption(cfgs, profile)  # seeds, T, model and profile under every figure
 
 # %%
 rows = []
@@ -188,7 +189,7 @@ gap_curves = paired_gap_curves(curves.assign(pair=curves["data"] + " seed " + cu
                                [(v, "cosine") for v in S["variants"] if v != "cosine"], by=["method"],
                                method_col="variant", pair_col="pair")
 last = int(cfgs[0].eval_last) if cfgs else 0
-show_gap_curves(gap_curves, "table5_ablation_gap_curves", profile, GROUP, col="method", hue="comparison",
+show_gap_curves(gap_curves, "table5_ablation_gap_curves", profile, GROUP, caption=CAPTION, col="method", hue="comparison",
                 tail_from=S["rounds"] - last + 1 if last else None,
                 title=f"Table 5: variant − full FedQS per round (points), mean and range over {len(S['seeds'])} seeds")
 
@@ -227,7 +228,7 @@ if len(diffs):
     diffs["measure"] = diffs["metric"].map({"accuracy": "convergence accuracy (points)",
                                             "oscillations": "oscillations, threshold 15 (count)",
                                             "rounds_to_95": "rounds to 95% (rounds)"})
-show_forest(diffs, "table5_ablation_paired", profile, GROUP, y="comparison", col="measure", row="method",
+show_forest(diffs, "table5_ablation_paired", profile, GROUP, caption=CAPTION, y="comparison", col="measure", row="method",
             xlabel="difference (variant − full FedQS)",
             title=f"Table 5: variant − full FedQS (cosine), {len(S['seeds'])} paired seeds, 95% t-intervals")
 full_table(diffs.drop(columns=["measure", "baseline"], errors="ignore").round(2))

@@ -79,7 +79,7 @@ show_settings({**settings, "SAFL regime": task_regime(SINGLE_TASKS[S["task"]], S
 import pandas as pd
 import seaborn as sns
 
-from fedlib.reporting import (cadence_words, check_names, comparison, full_table, not_run_table, run_all,
+from fedlib.reporting import (runs_caption, cadence_words, check_names, comparison, full_table, not_run_table, run_all,
                               save_comparison, save_not_run, show_forest)
 from fedlib.reporting.costs import cost_note, cost_table
 from fedlib.reporting.fedqs import Study, alpha_variants, interval_note, run_metrics, settings_row
@@ -108,6 +108,7 @@ EVALUATION = cadence_words(cfgs[0])
 
 # %%
 results = run_all(cfgs, "Table 5 code rules", S["workers"])
+CAPTION = runs_caption(cfgs, profile)  # seeds, T, model and profile under every figure
 
 # %%
 runs = pd.DataFrame([{"method": m, "arm": arm, "seed": seed, "accuracy": 100 * r.summary["convergence_accuracy"],
@@ -127,7 +128,7 @@ acc = diffs[diffs["metric"] == "accuracy"] if len(diffs) else diffs
 if len(acc):
     acc = acc.assign(panel=acc["baseline"].map({PAPER_ARM: "arm − paper reading (the rule's effect)",
                                                 FOUNDATION_ARM: "arm − foundation (FedQS's lead)"}))
-show_forest(acc, "table5_code_rules", profile, GROUP, y="arm", col="panel", row="method",
+show_forest(acc, "table5_code_rules", profile, GROUP, caption=CAPTION, y="arm", col="panel", row="method",
             xlabel="difference (points)",
             title=f"FedQS rule by rule: {study.label} profile, {S['task']}, T = {S['rounds']}, "
                   f"{len(S['seeds'])} paired seeds, 95% t-intervals")
