@@ -86,7 +86,7 @@ from __future__ import annotations
 import statistics
 import warnings
 from dataclasses import dataclass
-from typing import Iterable, Sequence
+from typing import Sequence
 
 import torch
 from torch import Tensor
@@ -100,6 +100,7 @@ __all__ = [
     "fusion_weights",
     "staleness_weight",
     "validate_alpha",
+    "StalenessRule",
     "first_moment_kind",
     "step_count_spread",
     "STALE_MODES",
@@ -115,12 +116,6 @@ WEIGHTINGS = ("uniform", "samples")
 
 class FirstMomentOnlyWarning(UserWarning):
     """Adam/AdamW SMoFi fusing ``exp_avg`` alone (``fuse_second_moment=False``) can blow up."""
-
-
-def _index_offset(stale_index: str) -> float:
-    """Extra age of the ``from1`` reading (paper τ = fedlib τ + 1)."""
-    check_choice("SMoFi option stale_index", stale_index, STALE_INDEXES)
-    return 1.0 if stale_index == "from1" else 0.0
 
 
 def validate_alpha(alpha: float) -> float:
@@ -149,13 +144,71 @@ def staleness_weight(tau, finished_steps, alpha: float = -0.1,
     ``tau − finished_steps + 1`` (≥ 1) under ``"from0"`` (first stale weight 1). Entries of clients
     that are not finished yet get weight 1 — they are active and contribute their current
     momentum in full. Returns a float64 tensor shaped like ``finished_steps``.
+    (The public entry: validates ``alpha`` and ``stale_index`` by building a :class:`StalenessRule`;
+    the hook calls its rule's :meth:`StalenessRule.staleness`, checked once.)
     """
-    alpha = validate_alpha(alpha)
-    offset = _index_offset(stale_index)
-    steps = torch.as_tensor(finished_steps).to(torch.float64)
-    tau = torch.as_tensor(tau, dtype=torch.float64)
-    age = tau - steps + 1.0 + offset
-    return torch.where(steps <= tau, age, torch.ones_like(age)).pow(alpha)
+    return StalenessRule(alpha=alpha, stale_index=stale_index).staleness(tau, finished_steps)
+
+
+@dataclass(frozen=True)
+class StalenessRule:
+    """SMoFi's staleness rule (module docstring), validated once when it is built (issue 45).
+
+    ``alpha`` < 0, ``stale`` in :data:`STALE_MODES`, ``stale_index`` in :data:`STALE_INDEXES`,
+    ``weighting`` in :data:`WEIGHTINGS`, ``renormalise`` the normaliser. :class:`SMoFiHook` takes
+    its options' rule (:meth:`SMoFiOptions.staleness_rule`) at construction, as
+    :class:`~fedlib.safl.fedqs.rules.FedQSRules` is chosen once for FedQS; its :meth:`staleness` and
+    :meth:`weights` then run at every lock-step and check nothing.
+    """
+
+    alpha: float = -0.1
+    stale: str = "decay"
+    stale_index: str = "from1"
+    weighting: str = "uniform"
+    renormalise: bool = False
+
+    def __post_init__(self):
+        object.__setattr__(self, "alpha", validate_alpha(self.alpha))
+        check_choice("SMoFi option stale", self.stale, STALE_MODES)
+        check_choice("SMoFi option stale_index", self.stale_index, STALE_INDEXES)
+        check_choice("SMoFi option weighting", self.weighting, WEIGHTINGS)
+
+    @property
+    def offset(self) -> float:
+        """Extra age of the ``from1`` reading (paper τ = fedlib τ + 1)."""
+        return 1.0 if self.stale_index == "from1" else 0.0
+
+    def staleness(self, tau, finished_steps) -> Tensor:
+        """s_α(τ, h) of :func:`staleness_weight`, for this rule's α and index reading."""
+        steps = torch.as_tensor(finished_steps).to(torch.float64)
+        tau = torch.as_tensor(tau, dtype=torch.float64)
+        age = tau - steps + 1.0 + self.offset
+        return torch.where(steps <= tau, age, torch.ones_like(age)).pow(self.alpha)
+
+    def weights(self, active_mask: Tensor, finished_steps, tau, n: int, shares: Tensor | None) -> Tensor:
+        """The coefficients c_j of :func:`fusion_weights` for a round already checked
+        (:meth:`round_shares`): ``n`` = |J^n| ≥ C, ``shares`` = p_j (None for uniform weighting)."""
+        active_mask = torch.as_tensor(active_mask, dtype=torch.bool)
+        c = active_mask.numel()
+        if self.stale == "drop":
+            stale_w = torch.zeros(c, dtype=torch.float64)
+        else:
+            stale_w = self.staleness(tau, finished_steps).expand(c)
+        w = torch.where(active_mask, torch.ones((), dtype=torch.float64), stale_w)
+        if shares is not None:
+            w = w * shares
+        denom = w.sum() if self.renormalise else torch.tensor(float(n), dtype=torch.float64)
+        if denom.item() == 0.0:
+            return torch.zeros_like(w)
+        return w / denom
+
+    def round_shares(self, c: int, n_selected: int | None, sizes) -> tuple[int, Tensor | None]:
+        """Check one round's inputs once: |J^n| (default C, at least C) and, for
+        ``weighting="samples"``, the data shares of the C clients' ``sizes``."""
+        n = c if n_selected is None else int(n_selected)
+        check(n >= c, f"n_selected={n} is smaller than the {c} clients given to the fusion",
+              "pass the number of selected clients |J^n| (at least the stacked clients)")
+        return n, (data_shares(sizes, c) if self.weighting == "samples" else None)
 
 
 def data_shares(sizes, c: int) -> Tensor:
@@ -172,7 +225,8 @@ def data_shares(sizes, c: int) -> Tensor:
 def fusion_weights(active_mask: Tensor, finished_steps, tau, alpha: float = -0.1,
                    n_selected: int | None = None, renormalise: bool = False,
                    stale: str = "decay", stale_index: str = "from1",
-                   weighting: str = "uniform", sizes=None) -> Tensor:
+                   weighting: str = "uniform", sizes=None,
+                   rule: "StalenessRule | None" = None) -> Tensor:
     """The per-client coefficients c_j of m̄ = Σ_j c_j · m_j (spec §2), shape [C], float64.
 
     c_j = w_j / |J^n| with w_j = s_j · p_j (module docstring): s_j = 1 for an active client,
@@ -180,34 +234,21 @@ def fusion_weights(active_mask: Tensor, finished_steps, tau, alpha: float = -0.1
     (``weighting="uniform"``) or C · n_j / Σ n_i (``"samples"``, ``sizes`` = the n_j).
     ``renormalise``: divide by Σ w_j instead of |J^n| — in drop mode with uniform weighting that
     is the number of active clients. If no weight is left (drop, renormalise, nobody active) all
-    coefficients are 0.
+    coefficients are 0. ``rule``: a :class:`StalenessRule` built (and checked) before; it replaces
+    ``alpha``, ``stale``, ``stale_index``, ``weighting`` and ``renormalise``.
     """
-    check_choice("SMoFi option stale", stale, STALE_MODES)
-    check_choice("SMoFi option weighting", weighting, WEIGHTINGS)
+    if rule is None:
+        rule = StalenessRule(alpha, stale, stale_index, weighting, renormalise)
     active_mask = torch.as_tensor(active_mask, dtype=torch.bool)
-    c = active_mask.numel()
-    n = c if n_selected is None else int(n_selected)
-    check(n >= c, f"n_selected={n} is smaller than the {c} clients given to the fusion",
-          "pass the number of selected clients |J^n| (at least the stacked clients)")
-    if stale == "drop":
-        validate_alpha(alpha)
-        _index_offset(stale_index)
-        stale_w = torch.zeros(c, dtype=torch.float64)
-    else:
-        stale_w = staleness_weight(tau, finished_steps, alpha, stale_index).expand(c)
-    w = torch.where(active_mask, torch.ones((), dtype=torch.float64), stale_w)
-    if weighting == "samples":
-        w = w * data_shares(sizes, c)
-    denom = w.sum() if renormalise else torch.tensor(float(n), dtype=torch.float64)
-    if denom.item() == 0.0:
-        return torch.zeros_like(w)
-    return w / denom
+    n, shares = rule.round_shares(active_mask.numel(), n_selected, sizes)
+    return rule.weights(active_mask, finished_steps, tau, n, shares)
 
 
 def fuse_momentum(active_buffers: Tensor, active_mask: Tensor, final_buffers: Tensor,
                   finished_steps, tau, alpha: float = -0.1, n_selected: int | None = None,
                   renormalise: bool = False, stale: str = "decay",
-                  stale_index: str = "from1", weighting: str = "uniform", sizes=None) -> Tensor:
+                  stale_index: str = "from1", weighting: str = "uniform", sizes=None,
+                  rule: "StalenessRule | None" = None) -> Tensor:
     """The fused server momentum m̄^{τ+1} of spec §2, from stacked per-client buffers.
 
     Parameters
@@ -234,6 +275,8 @@ def fuse_momentum(active_buffers: Tensor, active_mask: Tensor, final_buffers: Te
         ``"from1"`` (paper steps from 1: ages 2, 3, …) or ``"from0"`` (ages 1, 2, …).
     weighting, sizes:
         ``"uniform"`` (every signal weight 1) or ``"samples"`` (data share, ``sizes`` = n_j).
+    rule:
+        a :class:`StalenessRule` built before, in place of the five rule arguments.
 
     Returns ``Tensor[...]``: m̄^{τ+1} = (Σ_active m_j + Σ_finished s_α(τ,h) m_h^{final}) / |J^n|.
     """
@@ -242,7 +285,7 @@ def fuse_momentum(active_buffers: Tensor, active_mask: Tensor, final_buffers: Te
           f"{tuple(final_buffers.shape)} differ in shape")
     mask = torch.as_tensor(active_mask, dtype=torch.bool, device=active_buffers.device)
     coef = fusion_weights(mask.cpu(), finished_steps, tau, alpha, n_selected, renormalise,
-                          stale, stale_index, weighting, sizes)
+                          stale, stale_index, weighting, sizes, rule)
     stack = torch.where(mask.view(-1, *([1] * (active_buffers.dim() - 1))), active_buffers,
                         final_buffers)
     return torch.tensordot(coef.to(stack.device, stack.dtype), stack, dims=1)
@@ -299,13 +342,23 @@ class SMoFiOptions:
     fuse_second_moment: bool = True
 
     def __post_init__(self):
-        self.alpha = validate_alpha(self.alpha)
-        check_choice("SMoFi option stale", self.stale, STALE_MODES)
-        check_choice("SMoFi option stale_index", self.stale_index, STALE_INDEXES)
-        check_choice("SMoFi option weighting", self.weighting, WEIGHTINGS)
+        # the staleness rule states (and checks) its four knobs; kept beside the fields, not one
+        self.__dict__["_rule"] = rule = StalenessRule(self.alpha, self.stale, self.stale_index,
+                                                      self.weighting, self.renormalise)
+        self.alpha = rule.alpha
         for name in ("renormalise", "carry_momentum", "fuse_second_moment"):
             value = getattr(self, name)
             check(isinstance(value, bool), f"SMoFi option {name} must be true or false, got {value!r}")
+
+    def staleness_rule(self) -> StalenessRule:
+        """The :class:`StalenessRule` of these options: the one checked at construction (a new,
+        checked one if a field was reassigned since)."""
+        rule = self.__dict__.get("_rule")
+        fields = (self.alpha, self.stale, self.stale_index, self.weighting, self.renormalise)
+        if rule is None or (rule.alpha, rule.stale, rule.stale_index, rule.weighting,
+                            rule.renormalise) != fields:
+            rule = self.__dict__["_rule"] = StalenessRule(*fields)
+        return rule
 
 
 _FIRST_ONLY_MSG = (
@@ -337,6 +390,7 @@ class SMoFiHook:
     def __init__(self, server_names: Sequence[str], optimizer: str = "sgd",
                  options: SMoFiOptions | None = None, momentum: float | None = None):
         self.options = options or SMoFiOptions()
+        self.rule = self.options.staleness_rule()  # checked once, here; nothing is checked per step
         self.names = list(server_names)
         check(len(self.names) > 0, "SMoFi needs at least one server-part parameter to fuse",
               "cut the model earlier so the server part has parameters")
@@ -355,6 +409,7 @@ class SMoFiHook:
         self.sizes: Tensor | None = None
         self._final: dict[tuple[str, str], Tensor] = {}
         self._steps: Tensor | None = None
+        self._round: tuple[int, Tensor | None] | None = None  # (|J^n|, shares), checked once a round
         self.last_fused: dict[tuple[str, str], Tensor] = {}
 
     # ---- round bookkeeping -------------------------------------------------------------------
@@ -366,6 +421,7 @@ class SMoFiHook:
         self.sizes = None if sizes is None else torch.as_tensor(sizes).clone()
         self._final = {}
         self._steps = None
+        self._round = None
         self.last_fused = {}
 
     @property
@@ -388,10 +444,9 @@ class SMoFiHook:
         if not self.enabled:
             self.tau += 1
             return
-        n = self.n_selected if self.n_selected is not None else c
-        o = self.options
-        coef = fusion_weights(active, self._steps, self.tau, o.alpha, n, o.renormalise,
-                              o.stale, o.stale_index, o.weighting, self.sizes)
+        if self._round is None:  # the round's |J^n| and data shares, checked at its first step
+            self._round = self.rule.round_shares(c, self.n_selected, self.sizes)
+        coef = self.rule.weights(active, self._steps, self.tau, *self._round)
         present = getattr(buffers, "kinds", None)
         for kind in self.kinds:
             if present is not None and kind not in present:  # e.g. SGD without momentum
@@ -414,8 +469,3 @@ class SMoFiHook:
     def __repr__(self) -> str:
         return f"SMoFiHook({self.options}, kinds={self.kinds}, {len(self.names)} server tensors)"
 
-
-def server_param_names(names: Iterable[str], server_prefixes: Sequence[str]) -> list[str]:
-    """The names among ``names`` that belong to the server part (stage prefix ``stage.``)."""
-    prefixes = tuple(f"{p}." for p in server_prefixes)
-    return [n for n in names if n.startswith(prefixes)]
