@@ -1,12 +1,13 @@
-"""A run's config is resolved once (issue 21): the algorithm's options are built into their
-dataclass exactly once per ``run()``, and the hash, store and trainer all read that one object."""
+"""A run's config is resolved once (issues 21, 45): the algorithm's options are built into their
+dataclass exactly once per run — when the config is built and validated; ``run()`` of a validated
+config validates and builds nothing again — and the hash, store and trainer all read that object."""
 
 from __future__ import annotations
 
 import pytest
 
 from fedlib.experiments import RunConfig, run
-from fedlib.experiments.config import ResolvedRun
+from fedlib.experiments.config import ResolvedRun, load_preset_dict
 
 
 def count_constructions(monkeypatch, cls) -> list:
@@ -24,18 +25,24 @@ def count_constructions(monkeypatch, cls) -> list:
 def test_a_run_builds_its_options_once(monkeypatch, tmp_path):
     from fedlib.experiments.toy import ToyOptions
 
-    cfg = RunConfig.from_preset("toy-smoke", ["rounds=2", "options.noise=0.2"])
     calls = count_constructions(monkeypatch, ToyOptions)
+    cfg = RunConfig.from_dict(load_preset_dict("toy-smoke"), rounds=2, options={"noise": 0.2})
     res = run(cfg, store=tmp_path, progress=False)
     assert len(calls) == 1
+    run(cfg, store=tmp_path / "again", progress=False)  # a validated config: run() builds nothing
+    assert len(calls) == 1
+    bare = RunConfig(paradigm="toy", algorithm="fedavg", rounds=2, options={"noise": 0.2})
+    run(bare, store=tmp_path / "bare", progress=False)  # a bare config is validated once, by run()
+    assert len(calls) == 2
     assert res.config_hash == cfg.config_hash()  # the one resolution hashes as the public method does
 
 
 def test_fedqs_run_builds_its_options_once(monkeypatch, tmp_path, data_root):
     from fedlib.safl.fedqs import FedQSOptions
 
-    cfg = RunConfig.from_preset("fedqs-avg-adult-gender-smoke", ["rounds=1", "options.fidelity=official"])
     calls = count_constructions(monkeypatch, FedQSOptions)
+    cfg = RunConfig.from_dict(load_preset_dict("fedqs-avg-adult-gender-smoke"), rounds=1,
+                              options={"fidelity": "official"})
     run(cfg, store=tmp_path, progress=False)
     assert len(calls) == 1
 
@@ -60,6 +67,7 @@ def test_every_paradigm_builds_its_options_once_and_hands_that_instance_to_the_t
         cfg = RunConfig.from_preset(preset, ["rounds=1", "checkpoint_every=0", *over])
         entry = get_algorithm(cfg.paradigm, cfg.algorithm)
         calls, seen = count_constructions(monkeypatch, entry.options), []
+        cfg = RunConfig.from_dict(cfg.to_dict())  # built (and validated) once, while counting
 
         def factory(c, options, entry=entry):
             seen.append(options)

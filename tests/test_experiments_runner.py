@@ -272,7 +272,7 @@ def test_cli_run_prints_json_summary_and_rejects_bad_config(tmp_path, capsys):
     assert main(args) == 0 and json.loads(capsys.readouterr().out)["cached"]
     assert main(["run", "--preset", "toy-smoke", "--set", "safl.k=11", "--results",
                  str(tmp_path)]) == 2
-    assert "safl.k=11 clients per round exceeds safl.clients=10" in capsys.readouterr().err
+    assert "safl.k=11 updates per aggregation exceeds safl.clients=10" in capsys.readouterr().err
     assert main(["presets"]) == 0
     assert "toy-smoke" in capsys.readouterr().out
 

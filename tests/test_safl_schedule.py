@@ -168,7 +168,7 @@ def test_delay_profiles_and_validation():
         make_delays("official-100", 50)
     with pytest.raises(FedlibError, match="unknown delay profile"):
         make_delays("fast", 10)
-    with pytest.raises(FedlibError, match="K = 5"):
+    with pytest.raises(FedlibError, match="safl.k=5 updates per aggregation exceeds safl.clients=3"):
         Clock([1, 2, 3], 5)
     with pytest.raises(FedlibError, match="unknown SAFL scenario"):
         Scenario("earthquake")

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import functools
 import hashlib
 import json
 import math
@@ -45,7 +46,7 @@ from fedlib.experiments.presets import (PRESET_DIR, TASKS, list_presets, load_pr
                                        load_yaml_file, overlay_overrides, preset_description, profile_overlay)
 from fedlib.safl.delays import PROFILES as DELAYS
 from fedlib.safl.schedule import MODES as SAFL_MODES
-from fedlib.safl.schedule import SCENARIOS, UPLOADS
+from fedlib.safl.schedule import SCENARIOS, UPLOADS, check_k
 from fedlib.split.sfl import FRAMEWORKS, SFLV2_MOMENTUM
 from fedlib.train import BACKENDS
 from fedlib.train.config import LocalConfig
@@ -317,19 +318,36 @@ class RunConfig:
 
     # ---------------------------------------------------------------- validation
     def validated(self) -> "RunConfig":
-        """A validated, normalised copy (``self`` is left untouched)."""
-        return self._validated_copy()[0]
+        return self._validated_copy()[0]  # a validated, normalised copy (self left untouched)
 
     def _validated_copy(self) -> tuple["RunConfig", object | None]:
-        """A validated, normalised copy and the options instance its validation built."""
+        """A validated, normalised copy and the options instance its validation built; a config
+        whose fields hold what its last validation produced is copied, not validated again (issue 45)."""
+        if self._is_known_valid():
+            return copy.deepcopy(self), copy.deepcopy(self.__dict__["_valid"][1])
         cfg = copy.deepcopy(self)
-        return cfg, cfg._normalise()
+        options = cfg._normalise()
+        cfg.__dict__["_valid"] = (stamp := cfg._stamp(), options)
+        if self._stamp() == stamp:  # self was already normal: remember it too
+            self.__dict__["_valid"] = cfg.__dict__["_valid"]
+        return cfg, options
 
     def validate(self) -> "RunConfig":
         """Check everything (raises one FedlibError per problem found); normalise in place and
         return ``self`` (the constructors' step; elsewhere prefer :meth:`validated`)."""
-        self._normalise()
+        if not self._is_known_valid():
+            options = self._normalise()
+            self.__dict__["_valid"] = (self._stamp(), options)  # beside the fields, never hashed
         return self
+
+    def _stamp(self) -> str:
+        """Every field's value, types included (``1`` and ``1.0`` differ): what a validation read."""
+        return json.dumps(plain(self), sort_keys=True, default=repr)
+
+    def _is_known_valid(self) -> bool:
+        """No field changed since the last validation (its options instance: ``_valid[1]``)."""
+        seen = self.__dict__.get("_valid")
+        return seen is not None and seen[0] == self._stamp()
 
     def _normalise(self):
         """Validate and normalise in place; return the algorithm's options instance.
@@ -486,9 +504,7 @@ class RunConfig:
         check_choice("safl.upload", s.upload, UPLOADS)
         check_choice("safl.scenario", s.scenario, SCENARIOS)
         if self.paradigm == "safl":
-            check(s.k <= s.clients,
-                  f"safl.k={s.k} updates per aggregation exceeds safl.clients={s.clients}",
-                  "lower safl.k or raise safl.clients")
+            check_k(s.k, s.clients)
             check(s.delays != "official-100" or s.clients == 100,
                   f"safl.delays=official-100 holds the official code's 100 delays, "
                   f"but safl.clients={s.clients}",
@@ -579,10 +595,6 @@ def _at_most(name: str, value, high, note: str = "") -> None:
           f"use {name} <= {high:,}")
 
 
-_CUT_CACHE: dict[str, list] = {}
-
-
+@functools.lru_cache(maxsize=None)
 def _cut_points(model: str):
-    if model not in _CUT_CACHE:
-        _CUT_CACHE[model] = list(cut_points(model))
-    return _CUT_CACHE[model]
+    return list(cut_points(model))

@@ -31,6 +31,7 @@ import torch
 from fedlib.core.errors import FedlibError, check
 from fedlib.core.protocols import AlgorithmSpec
 from fedlib.core.utils import generator, is_eval_round
+from fedlib.safl.schedule import check_k
 
 __all__ = ["CATALOG", "ToyOptions", "ToyTrainer"]
 
@@ -85,9 +86,7 @@ class ToyTrainer:
         self.cfg = cfg
         self.opt = options
         self.n_clients, self.k = cfg.safl.clients, cfg.safl.k
-        check(self.k <= self.n_clients,
-              f"safl.k={self.k} clients per round exceeds safl.clients={self.n_clients}",
-              "lower safl.k or raise safl.clients")
+        check_k(self.k, self.n_clients)  # the SAFL rule and wording (fedlib.safl.schedule)
         total = self.n_clients * self.opt.dim * self.opt.samples_per_client
         check(total <= TOY_MAX_TOTAL_FLOATS,
               f"safl.clients x options.dim x options.samples_per_client = {total:,} features exceed the "

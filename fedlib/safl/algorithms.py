@@ -97,9 +97,7 @@ def prepare_task(cfg):
 def build_simulator(cfg, strategy: Strategy, skip_unread: bool = True) -> SAFLSimulator:
     """The simulator for ``cfg`` with ``strategy`` (everything validated before training);
     ``skip_unread``: :attr:`SimSettings.skip_unread`."""
-    s = cfg.safl
-    check(int(s.k) <= int(s.clients), f"safl.k={s.k} updates per round exceeds safl.clients={s.clients}",
-          "lower safl.k or raise safl.clients")
+    s = cfg.safl  # K <= N: checked by the config's validation and by the clock (schedule.check_k)
     delays = make_delays(s.delays, int(s.clients), int(s.ratio), int(cfg.seed))
     ds, parts, val_parts, test, model = prepare_task(cfg)
     check_trainable(cfg.local, [len(p) for p in parts], "clients")

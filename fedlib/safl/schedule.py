@@ -124,13 +124,21 @@ class Aggregation:
     left: list[int] = field(default_factory=list)  # clients that left right after (dropout)
 
 
+def check_k(k: int, clients: int) -> None:
+    """The one K ≤ N rule (issue 45), in one wording: K updates per aggregation need at least K
+    clients. Checked where a run's config is validated (``experiments.config``) and where a clock
+    is built from bare arguments (:class:`Clock` / :class:`SyncClock`), nowhere else."""
+    check(int(k) <= int(clients), f"safl.k={k} updates per aggregation exceeds safl.clients={clients}",
+          "lower safl.k or raise safl.clients")
+
+
 def _validated_delays(delays, k: int, upload: str) -> list[int]:
     """The per-client delays (ticks, >= 1) as ints, checked against K and the upload semantics."""
     delays = validate_delays(delays, len(torch.as_tensor(delays).reshape(-1)))
     n = int(delays.numel())
     check(n >= 1, "need at least one client")
     check(int(k) >= 1, f"K (updates per aggregation) must be >= 1, got {k}")
-    check(int(k) <= n, f"K = {k} updates per round but only N = {n} clients", "use safl.k <= safl.clients")
+    check_k(k, n)
     check_choice("upload semantics", upload, UPLOADS)
     return [int(d) for d in delays.tolist()]
 

@@ -186,8 +186,6 @@ class SAFLSimulator:
         delays = torch.as_tensor(delays, dtype=torch.long).reshape(-1)
         check(delays.numel() == n, f"{n} clients but {delays.numel()} delays",
               "give one delay per client (fedlib.safl.delays.make_delays)")
-        check(1 <= int(k) <= n, f"K = {k} updates per round but only N = {n} clients",
-              "use 1 <= safl.k <= safl.clients")
         check(int(rounds) >= 1, f"rounds must be >= 1, got {rounds}")
         check(int(eval_every) >= 1, f"eval_every must be >= 1, got {eval_every}")
         check(int(eval_last) >= 0, f"eval_last must be >= 0, got {eval_last}")
@@ -206,7 +204,7 @@ class SAFLSimulator:
         self.local = local
         self.total_rounds = int(rounds)
         self.delays = delays
-        # the mode's clock (schedule.make_clock); also validates the delays, upload and scenario
+        # the mode's clock (schedule.make_clock); also validates the delays, K <= N, upload and scenario
         self.clock = make_clock(mode, delays, self.k, settings.upload, settings.scenario, self.seed)
         self.max_ticks = settings.max_ticks if settings.max_ticks is not None else \
             100_000 + self.total_rounds * (int(delays.max()) + 2) * 8

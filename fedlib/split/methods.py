@@ -36,8 +36,15 @@ _COMBINED: dict[tuple[str, str | None], type] = {}
 
 
 def _part(cls: type, options) -> Any:
-    """The ``cls`` options dataclass holding ``options``' values of ``cls``'s fields."""
-    return cls(**{f.name: getattr(options, f.name) for f in dataclasses.fields(cls)})
+    """The ``cls`` options dataclass holding ``options``' values of ``cls``'s fields: the part the
+    combined options' validation built (issue 45: built and checked once) while those values are
+    unchanged, else a new, checked one."""
+    values = {f.name: getattr(options, f.name) for f in dataclasses.fields(cls)}
+    built = getattr(options, "__dict__", {}).get("_parts", {}).get(cls)
+    if built is not None and all(type(getattr(built, k)) is type(v) and getattr(built, k) == v
+                                 for k, v in values.items()):
+        return built
+    return cls(**values)
 
 
 def options_class(base: str, addon: str | None) -> type:
@@ -56,10 +63,12 @@ def options_class(base: str, addon: str | None) -> type:
             fields.append((f.name, f.type, field(default=f.default)))
 
     def __post_init__(self):  # each part validates and normalises its own fields (e.g. SMoFi's alpha)
+        built = {}
         for cls in parts:
-            part = _part(cls, self)
+            part = built[cls] = cls(**{f.name: getattr(self, f.name) for f in dataclasses.fields(cls)})
             for f in dataclasses.fields(cls):
                 setattr(self, f.name, getattr(part, f.name))
+        self.__dict__["_parts"] = built  # beside the fields: make_method / make_addon reuse them
 
     name = "".join(p.capitalize() for p in (base, addon) if p) + "Options"
     cls = dataclasses.make_dataclass(name, fields, namespace={"__post_init__": __post_init__,

@@ -113,10 +113,17 @@ class FedQSOptions:
 
     def fidelity_rules(self) -> FedQSRules:
         """The rules this run uses: the fidelity's object (``RULES_BY_FIDELITY``) with every rule
-        whose option is set (not None) replacing its field; validated."""
+        whose option is set (not None) replacing its field; validated. Built once per options
+        instance (issue 45: at construction) and kept while those options are unchanged."""
+        key = (self.fidelity, *(getattr(self, name) for name in RULE_NAMES))
+        kept = self.__dict__.get("_rules")
+        if kept is not None and kept[0] == key:
+            return kept[1]
         check_choice("FedQS fidelity", self.fidelity, RULES_BY_FIDELITY)
         explicit = {name: getattr(self, name) for name in RULE_NAMES if getattr(self, name) is not None}
-        return RULES_BY_FIDELITY[self.fidelity].replaced(**explicit)
+        rules = RULES_BY_FIDELITY[self.fidelity].replaced(**explicit)
+        self.__dict__["_rules"] = (key, rules)  # beside the fields (equality and the hash never see it)
+        return rules
 
     def rules(self) -> dict:
         """The fidelity-governed options with ``None`` replaced by the fidelity's value."""
