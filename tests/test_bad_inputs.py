@@ -73,6 +73,9 @@ CLI_CASES = [
     ("sweep-workers-0", ["sweep", "--preset", TOY, "--workers", "0", "--results", "{tmp}"],
      "workers must be"),
     ("reproduce-param", ["reproduce", "--list", "-p", "tasks=[adult"], "cannot parse notebook parameter"),
+    # issue 45: SMoFi's alpha < 0 rule, before any notebook runs
+    ("reproduce-smofi-alpha", ["reproduce", "--list", "--only", "smofi/ablations", "-p", "alphas=[-0.5, 0.5]"],
+     "alphas of smofi/ablations: SMoFi staleness exponent alpha=0.5 must be < 0"),
     ("bench-device-banana", ["bench", "engine", "--device", "banana"], "unknown device"),
     pytest.param("bench-device-cuda", ["bench", "engine", "--device", "cuda"], "no usable CUDA",
                  marks=cuda_only, id="bench-device-cuda"),

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from fedlib.core.errors import FedlibError
+from fedlib.split.smofi import validate_alpha
 
 # what a notebook parameter must hold, by name [D, issue 33]: the parameters cells default most of
 # them to None, so their type is stated here (a name not listed takes any YAML value)
@@ -18,6 +19,10 @@ _NAMES = ("tasks", "methods", "reduced_methods", "datasets", "pairs", "partial_p
           "frameworks", "ablations", "rules", "architectures", "optimizers", "systems", "uploads",
           "variants", "scenarios", "partial_methods")
 _NUMBERS = ("alpha", "target", "adam_lr", "lr", "momentum", "dirichlet_alpha")
+# parameters that are SMoFi staleness exponents, by notebook (folder, name) [issue 45]: each value must
+# pass SMoFi's own rule (fedlib.split.smofi.validate_alpha: < 0) before any notebook runs. (Elsewhere
+# ``alphas`` are FedQS's Dirichlet x, checked by the run config.)
+SMOFI_ALPHA_PARAMS = {("smofi", "ablations"): "alphas", ("tutorials", "split_learning_and_fusion"): "alpha"}
 
 
 def param_problem(name: str, value) -> str | None:
@@ -90,3 +95,12 @@ def check_params(books: list[Path], params: dict | None) -> None:
         if why:
             raise FedlibError(f"notebook parameter {name}={value!r:.80} must be {why}",
                               f"write e.g. -p '{name}=VALUE' with {why}")
+    for book in books:
+        name = SMOFI_ALPHA_PARAMS.get((book.parent.name, book.stem))
+        for value in ([] if params.get(name) is None else
+                      params[name] if isinstance(params[name], list) else [params[name]]):
+            try:
+                validate_alpha(value)
+            except FedlibError as err:
+                raise FedlibError(f"notebook parameter {name} of {book.parent.name}/{book.stem}: "
+                                  f"{err.problem.split(' (')[0]}", err.fix) from None
