@@ -15,9 +15,9 @@ from fedlib.core.errors import FedlibError
 from fedlib.experiments.config import RunConfig
 from fedlib.train.config import LocalConfig
 from fedlib.safl.fedqs import (
-    FIDELITY_RULES,
     OFFICIAL_RULES,
     PAPER_RULES,
+    RULES_BY_FIDELITY,
     FedQSRules,
     FedQS,
     FedQSOptions,
@@ -224,8 +224,8 @@ def test_g_first_20_per_class():
 def test_fidelity_official_on_the_preset_selects_every_rule():
     paper = RunConfig.from_preset("fedqs-sgd-adult-gender")
     official = paper.with_overrides(["options.fidelity=official"])
-    assert FedQSOptions(**paper.options).rules() == PAPER == FIDELITY_RULES["paper"]
-    assert FedQSOptions(**official.options).rules() == OFFICIAL == FIDELITY_RULES["official"]
+    assert FedQSOptions(**paper.options).rules() == PAPER == RULES_BY_FIDELITY["paper"].as_dict()
+    assert FedQSOptions(**official.options).rules() == OFFICIAL == RULES_BY_FIDELITY["official"].as_dict()
     strategy = FedQSSGD(official.options)  # what it runs with: its rules object, every rule explicit
     assert strategy.rules.as_dict() == OFFICIAL and strategy.options.variant == "sgd"
     assert FedQSSGD(paper.options).rules.as_dict() == PAPER

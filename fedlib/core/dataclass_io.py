@@ -32,6 +32,27 @@ def _hints(cls) -> dict:
         return {f.name: Any for f in dataclasses.fields(cls)}
 
 
+def build_options(cls, values: dict | None, owner: str):
+    """The options dataclass ``cls`` built from the dict ``values`` — the one path from a dict to an
+    algorithm's options (issue 45: the registry's and a :class:`~fedlib.safl.strategy.Strategy`'s):
+    unknown names refused with the closest valid one, values coerced to their declared types, then
+    the class's own ``__post_init__`` / ``validate()`` checks. ``owner`` names the algorithm."""
+    values = dict(values or {})
+    check(dataclasses.is_dataclass(cls), f"{owner}: options class {cls!r} is not a dataclass")
+    valid = [f.name for f in dataclasses.fields(cls)]
+    unknown = sorted(str(k) for k in values if k not in valid)
+    if unknown:
+        hints = [f"options.{close[0]} (for {k})" for k in unknown
+                 if (close := difflib.get_close_matches(k, valid, n=1, cutoff=0.5))]
+        raise FedlibError(f"unknown option(s) for {owner}: {', '.join(unknown)}",
+                          (f"did you mean {', '.join(hints)}? " if hints else "")
+                          + f"valid options: {', '.join(valid) or '(none)'}")
+    inst = build_dataclass(cls, values, "options.")
+    if hasattr(inst, "validate"):
+        inst.validate()
+    return inst
+
+
 def build_dataclass(cls, data: dict, prefix: str = ""):
     """Instantiate dataclass ``cls`` from ``data``: unknown keys and wrong types raise FedlibError.
 

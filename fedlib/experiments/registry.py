@@ -29,6 +29,7 @@ import importlib
 from dataclasses import dataclass
 from typing import Callable
 
+from fedlib.core.dataclass_io import build_options
 from fedlib.core.errors import FedlibError
 
 __all__ = ["AlgorithmEntry", "register_algorithm", "get_algorithm", "algorithms", "paradigms"]
@@ -66,9 +67,7 @@ class AlgorithmEntry:
     def build_options(self, options: dict | None):
         """The options dataclass instance of ``options`` (None for an algorithm without options):
         the one validation path — unknown names (with the closest valid one), types, the class's
-        own ``validate()``/``__post_init__`` checks."""
-        from fedlib.core.dataclass_io import build_dataclass
-
+        own ``validate()``/``__post_init__`` checks (:func:`fedlib.core.dataclass_io.build_options`)."""
         options = dict(options or {})
         if self.options is None:
             if options:
@@ -77,22 +76,7 @@ class AlgorithmEntry:
                     f"got {', '.join(sorted(map(str, options)))}",
                     "remove the options section")
             return None
-        valid = [f.name for f in dataclasses.fields(self.options)]
-        unknown = sorted(str(k) for k in options if k not in valid)
-        if unknown:
-            hints = []
-            for k in unknown:
-                close = difflib.get_close_matches(k, valid, n=1, cutoff=0.5)
-                if close:
-                    hints.append(f"options.{close[0]} (for {k})")
-            raise FedlibError(
-                f"unknown option(s) for {self.paradigm}/{self.name}: {', '.join(unknown)}",
-                (f"did you mean {', '.join(hints)}? " if hints else "")
-                + f"valid options: {', '.join(valid) or '(none)'}")
-        inst = build_dataclass(self.options, options, "options.")
-        if hasattr(inst, "validate"):
-            inst.validate()
-        return inst
+        return build_options(self.options, options, f"{self.paradigm}/{self.name}")
 
 
 def register_algorithm(paradigm: str, name: str, trainer: Callable, options: type | None = None,

@@ -582,9 +582,6 @@ class ResultStore(StoreAdmin):
             "traceback": "".join(traceback.format_exception(err, limit=12)),
             "time": time.strftime("%Y-%m-%dT%H:%M:%S")}))
 
-    def clear_error(self, cfg_or_hash) -> None:
-        (self.path(cfg_or_hash) / "error.json").unlink(missing_ok=True)
-
     def clear(self, cfg_or_hash) -> None:
         """Remove everything of one run (before a forced recompute): its folder is renamed aside
         in one step, so a reader sees the old result whole or nothing."""

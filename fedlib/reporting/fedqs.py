@@ -243,9 +243,6 @@ def alpha_variants(task: str, alphas) -> list:
 # ------------------------------------------------------------------ the SAFL regime
 from fedlib.safl.cli import REGIMES  # noqa: E402,F401 — the two regimes in two sentences each
 
-# N != 100: official-100 holds exactly 100 delays, so other client counts draw uniform 1:50 delays
-UNIFORM_DELAYS = ["safl.delays=uniform"]
-
 
 def regime(cfg) -> str:
     """The SAFL regime of a run in words: ``upload=overwrite, delays=official-100 (N = 100)``."""
@@ -270,7 +267,6 @@ def task_regime(suffix: str, overrides=()) -> str:
 
 # ------------------------------------------------------------------ seeds that resolve (issue 17)
 FINAL_LAST = 10  # "final" accuracy = mean of the last 10 evaluated rounds [D]
-SEEDS = [0, 1, 2]  # paired seeds of the cpu profile: a seed fixes partition, delays, initial model
 
 
 def run_metrics(res) -> dict:

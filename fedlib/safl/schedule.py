@@ -539,11 +539,3 @@ def trainings_read(clock: Clock, rounds: int, max_ticks: int | None = None) -> s
             read.update(tr.id for tr in copy.aggregate().content)
         copy.end_tick()
     return read
-
-
-def scenario_from(name: str, **overrides) -> Scenario:
-    """A :class:`Scenario` by name with optional parameter overrides (unknown keys -> error)."""
-    known = {f.name for f in dataclasses.fields(Scenario)} - {"name"}
-    bad = sorted(set(overrides) - known)
-    check(not bad, f"unknown scenario parameter(s) {bad}", f"valid: {sorted(known)}")
-    return Scenario(name, **overrides)

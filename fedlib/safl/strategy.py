@@ -37,6 +37,7 @@ from typing import Any, Callable, Sequence
 import torch
 from torch import Tensor
 
+from fedlib.core.dataclass_io import build_options
 from fedlib.core.errors import FedlibError
 from fedlib.core.state import (  # noqa: F401  (the state arithmetic strategies use, re-exported)
     State, apply_delta, clone_state, flatten, float_keys, state_sub, unflatten, weighted_model_average,
@@ -210,15 +211,6 @@ class Strategy:
 
 
 def make_options(cls: type, values: dict | None, name: str = "strategy"):
-    """Build the options dataclass ``cls`` from a dict, rejecting unknown keys clearly."""
-    values = dict(values or {})
-    if not dataclasses.is_dataclass(cls):
-        raise FedlibError(f"{name}: options class {cls!r} is not a dataclass")
-    known = {f.name for f in dataclasses.fields(cls)}
-    unknown = sorted(set(values) - known)
-    if unknown:
-        raise FedlibError(
-            f"{name}: unknown option(s) {', '.join(unknown)}",
-            f"valid options: {', '.join(sorted(known)) or '(none)'}",
-        )
-    return cls(**values)
+    """Build the options dataclass ``cls`` from a dict (:func:`fedlib.core.dataclass_io.build_options`,
+    the registry's path too): unknown keys refused with the closest valid one, types coerced."""
+    return build_options(cls, values, name)

@@ -44,15 +44,6 @@ class OptimizerBuffers:
         """Write ``value[c]`` into client ``c``'s ``kind`` buffer of ``name`` where ``mask[c]``."""
         raise NotImplementedError
 
-    def get_all(self, kind: str) -> dict[str, Tensor]:
-        """``{name: get(kind, name)}`` for every trainable parameter."""
-        return {n: self.get(kind, n) for n in self.param_names}
-
-    def set_all(self, kind: str, values: dict[str, Tensor], mask: Tensor | None = None) -> None:
-        """``set(kind, name, value, mask)`` for every ``name, value`` in ``values``."""
-        for n, v in values.items():
-            self.set(kind, n, v, mask)
-
     def _check(self, kind: str, name: str) -> None:
         if kind not in self.kinds:
             raise KeyError(f"optimizer state kind {kind!r} not present; kinds: {self.kinds}")

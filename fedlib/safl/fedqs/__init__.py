@@ -14,13 +14,13 @@ from fedlib.safl.fedqs.modules import (SIMILARITY_REGISTRY, Mod2Params, Mod2Resu
                                        code_angle, distance_mean, distance_ratio, mod1_similarity, mod2_adapt,
                                        mod3_weights, momentum_rate, per_label_spread)
 from fedlib.safl.fedqs.options import FedQSOptions, FedQSSGDOptions
-from fedlib.safl.fedqs.rules import FIDELITY_RULES, OFFICIAL_RULES, PAPER_RULES, RULES_BY_FIDELITY, FedQSRules
+from fedlib.safl.fedqs.rules import OFFICIAL_RULES, PAPER_RULES, RULES_BY_FIDELITY, FedQSRules
 from fedlib.safl.fedqs.strategy import STRATEGIES, FedQS, FedQSAvg, FedQSSGD, FedQSState
 
 __all__ = [
     "SIMILARITY_REGISTRY", "Similarity", "mod1_similarity", "code_angle",
     "bias_ratio", "distance_mean", "distance_ratio", "per_label_spread", "momentum_rate",
     "Mod2Params", "Mod2Result", "mod2_adapt", "mod3_weights",
-    "FedQSRules", "PAPER_RULES", "OFFICIAL_RULES", "RULES_BY_FIDELITY", "FIDELITY_RULES",
+    "FedQSRules", "PAPER_RULES", "OFFICIAL_RULES", "RULES_BY_FIDELITY",
     "FedQSOptions", "FedQSSGDOptions", "FedQSState", "FedQS", "FedQSAvg", "FedQSSGD", "STRATEGIES",
 ]

@@ -25,7 +25,7 @@ from fedlib.safl.fedqs.modules import (PSEUDO_GRADIENTS, SIMILARITY_REGISTRY, Si
 from fedlib.safl.strategy import SimContext, State, Update, apply_delta, weighted_model_average
 
 __all__ = ["Choice", "ValidationRule", "MomentumRule", "FedQSRules", "PAPER_RULES", "OFFICIAL_RULES",
-           "RULES_BY_FIDELITY", "FIDELITY_RULES", "RULE_TABLES", "VARIANT_AGGREGATION", "STORE_AT_UPLOAD"]
+           "RULES_BY_FIDELITY", "RULE_TABLES", "VARIANT_AGGREGATION", "STORE_AT_UPLOAD"]
 
 #: [P] §3.4: φ = K/N, the spelling of the option
 PHI_K_OVER_N = "k/n"
@@ -294,7 +294,6 @@ OFFICIAL_RULES = FedQSRules.named(
     threshold_refresh="aggregation",  # [C] (e) dividers recomputed after each aggregation
     first_comparison="skip_initial",  # [C] (f) the initial model is never w^{t−1}
 )
-#: option ``fidelity`` → its rules object
+#: option ``fidelity`` → its rules object (``.as_dict()``: the rules by name, what each ``fidelity``
+#: selects for the options left at None)
 RULES_BY_FIDELITY = {"paper": PAPER_RULES, "official": OFFICIAL_RULES}
-#: the same rules by name (what each ``fidelity`` selects for the options left at None)
-FIDELITY_RULES = {fidelity: rules.as_dict() for fidelity, rules in RULES_BY_FIDELITY.items()}
