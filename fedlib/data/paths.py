@@ -5,12 +5,13 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from fedlib.core import paths
 from fedlib.core.errors import FedlibError
 
 
 def data_root() -> Path:
-    """Root folder of the raw datasets: ``$FEDLIB_DATA``, default ``./data``."""
-    return Path(os.environ.get("FEDLIB_DATA") or "data").expanduser()
+    """Root folder of the raw datasets: ``$FEDLIB_DATA``, default ``./data`` (:mod:`fedlib.core.paths`)."""
+    return paths.data_root()
 
 
 def _writable(path: Path) -> bool:

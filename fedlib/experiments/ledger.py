@@ -27,6 +27,7 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fedlib.core.paths import ENV, ledger_root
 from fedlib.core.errors import FedlibError
 from fedlib.experiments.store import ResultStore
 from fedlib.experiments.store_safe import (Unsafe, gunzip_bounded, inside, lock_dir, open_dir, read_file,
@@ -44,17 +45,13 @@ MAX_ENTRY_BYTES = 96 * 2**20
 _FILES = ("config.json", "summary.json", "history.csv", "clients.csv", "DONE")
 _PLAIN = ("DONE", "config.json")  # never compressed: the marker and what a reader looks up
 _HASH_RE = re.compile(r"^[0-9a-f]{64}$")
-LEDGER_ENV = "FEDLIB_LEDGER"
+LEDGER_ENV = ENV["ledger"]
 
 
 def default_ledger_root() -> Path:
-    """``$FEDLIB_LEDGER``, else ``ledger/`` of the checkout fedlib is imported from, else ``./ledger``."""
-    if os.environ.get(LEDGER_ENV):
-        return Path(os.environ[LEDGER_ENV])
-    checkout = Path(__file__).resolve().parents[2]
-    if (checkout / "pyproject.toml").exists() and (checkout / "notebooks").is_dir():
-        return checkout / "ledger"
-    return Path("ledger")
+    """``$FEDLIB_LEDGER``, else ``ledger/`` of the checkout fedlib is imported from, else ``./ledger``
+    (:func:`fedlib.core.paths.ledger_root`)."""
+    return ledger_root()
 
 
 def _gzip(data: bytes) -> bytes:

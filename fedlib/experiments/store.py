@@ -54,6 +54,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from fedlib.core.paths import results_root
 from fedlib.core.errors import FedlibError, check
 from fedlib.core.utils import atomic_write_bytes, check_writable_dir
 from fedlib.experiments.store_safe import lock_dir, refuse_system_root, sweep_temporaries, write_file
@@ -109,7 +110,7 @@ class RunResult:
 
 
 def default_root() -> Path:
-    return Path(os.environ.get("FEDLIB_RESULTS") or "results")
+    return results_root()  # $FEDLIB_RESULTS, else ./results (fedlib.core.paths)
 
 
 class ResultStore(StoreAdmin):

@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import os
-
-from fedlib.reporting.paths import project_root
+from fedlib.core.paths import project_root, results_root
 
 
 def results_store(root=None):
@@ -14,7 +12,7 @@ def results_store(root=None):
 
     if isinstance(root, ResultStore):
         return root
-    return ResultStore(root or os.environ.get("FEDLIB_RESULTS") or project_root() / "results")
+    return ResultStore(root or results_root(base=project_root()))
 
 
 def run_all(cfgs: list, desc: str | None = "runs", workers: int | None = 1, store=None,
