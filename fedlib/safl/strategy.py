@@ -100,7 +100,7 @@ class SimContext:
     sizes: Tensor  # LongTensor [N]: training samples per client
     base_local: Any = None  # fedlib.train.LocalConfig: the run's default local settings
     model: Any = None  # template nn.Module (architecture; do not train it in place)
-    dataset: Any = None  # fedlib.data dataset object (strategies should not need it)
+    dataset: Any = None  # fedlib.data dataset object: read by FedQS's per-class validation (its clients' labels, train_y)
     train_parts: list | None = None  # list[LongTensor]: each client's training indices
     val_parts: list | None = None  # list[LongTensor] | None: each client's validation indices
     device: Any = "cpu"
