@@ -99,12 +99,18 @@ def _plan(row):
             "rows": len(plans), "have": min(p.have for p in plans)}
 
 
+#: past this many paired seeds a plan says "beyond reach" instead of a number (an effect near 0)
+REACH_SEEDS = 50
+
+
 def plan_text(p) -> str:
     if p is None:
         return ""
     def part(name, n, h):
         if n is None:
             return f"{name}: n/a"
+        if n > REACH_SEEDS:
+            return f"{name}: > {REACH_SEEDS} seeds (effect near 0 against its noise: beyond reach at this scale)"
         return f"{name}: ≈ {n} seeds" + ("" if h is None else f", ≈ {h:.1f} core-h")
     return (f"{p['rows']} unresolved row(s), {p['have']} seeds now; " + part("paper's effect", p["paper_seeds"],
             p["paper_hours"]) + "; " + part("observed", p["observed_seeds"], p["observed_hours"]))
