@@ -10,6 +10,10 @@ from __future__ import annotations
 from fedlib.claims.model import Cell, Claim
 
 READINGS_RUN = ("paper", "code-main", "code-momentum")
+#: [D] which reading the paper's FedQS numbers most plausibly came from, and why (shown by the scoreboard)
+LIKELY_READING = ("code-momentum", "the paper's Table 5 says removing momentum costs 4.3 points, so its full FedQS "
+                  "trained with momentum, and the authors' code has one momentum rule, rule (d) of the code-momentum "
+                  "reading (its main scripts set momentum to 0: code-main)")
 
 # ------------------------------------------------------------------ the paper's numbers
 PAPER = {
