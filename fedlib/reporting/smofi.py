@@ -203,6 +203,12 @@ def smofi_configs(profile: str, label: str, settings: dict):
     return config
 
 
+def on_paper_split(setting: dict) -> bool:
+    """Whether a participation ``setting`` (one value of the notebooks' ``PARTICIPATION``) uses the
+    paper's main-table split, Dirichlet 0.1 (not the equal-size label shards fedlib adds)."""
+    return setting.get("partition", "dirichlet") == "dirichlet"
+
+
 def smofi_scale_note(profile: str, label: str, settings: dict, dataset: str, participation: str,
                      budget: bool = False) -> str:
     """What a comparison row says about the scale it was measured at (``budget``: call the rounds

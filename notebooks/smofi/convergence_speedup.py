@@ -100,6 +100,7 @@ from fedlib.reporting import (PAPER_CIFAR10_SPEEDUP, PAPER_TINYIMAGENET_ROUNDS, 
                               signed_verdict, smofi_configs, smofi_scale_note, smofi_setting_title, smofi_settings,
                               speedup_label)
 from fedlib.claims.smofi_claims import PAPER_LARGEST_SPEEDUP
+from fedlib.reporting.smofi import on_paper_split
 from fedlib.reporting.smofi_figures import show_speedup_per_seed, smofi_caption
 
 profile = resolve_profile(profile)
@@ -293,11 +294,6 @@ def scale_note(d: str, part: str) -> str:
     return smofi_scale_note(profile, LABEL, S, d, part, budget=True)
 
 
-def on_paper_split(part: str) -> bool:
-    """Whether setting ``part`` uses the paper's split (Dirichlet 0.1; not the equal-size shards)."""
-    return PARTICIPATION[part].get("partition", "dirichlet") == "dirichlet"
-
-
 out, NOT_RUN = [], []  # NOT_RUN: the paper's rows not run here, with the reason (the reports index lists them)
 for d in S["datasets"]:
     if availability[d] is not None:
@@ -338,12 +334,12 @@ for d in S["datasets"]:
                 out.append({"table": "speed-up", "setting": f"cifar10, {part}, SMoFi over "
                                                             + " / ".join(PAIRS[p][0] for p in pairs_of(part)
                                                                          if p.endswith("SMoFi")),
-                            "metric": metric, "paper": paper if on_paper_split(part) else np.nan,
+                            "metric": metric, "paper": paper if on_paper_split(PARTICIPATION[part]) else np.nan,
                             "measured": x if x is not None else ("not measured" if smofi.empty else "no bound"),
                             "note": "censored geometric mean over all seeds per base, target = base final (paper: "
                                     "base best within 200 rounds, Dirichlet 0.1); per base: "
                                     + "; ".join(f"{r['pair']}: {r['speed-up summary']}" for _, r in smofi.iterrows())
-                                    + ("" if on_paper_split(part) else "; equal-size shards: the paper runs no such "
+                                    + ("" if on_paper_split(PARTICIPATION[part]) else "; equal-size shards: the paper runs no such "
                                        "split, so no paper number here")})
         if d == "tinyimagenet":
             sel = speed[(speed["dataset"] == d) & (speed["participation"] == part) &
@@ -352,7 +348,7 @@ for d in S["datasets"]:
                                             ("SFLV1 (FedAvg)", "base_rounds", PAPER_TINYIMAGENET_ROUNDS["SFLV1"])):
                 v = sel[col].dropna()
                 out.append({"table": "speed-up", "setting": f"tinyimagenet, {part}, {who}",
-                            "metric": "rounds to target", "paper": paper if on_paper_split(part) else np.nan,
+                            "metric": "rounds to target", "paper": paper if on_paper_split(PARTICIPATION[part]) else np.nan,
                             "measured": round(float(v.mean()), 2) if len(v) else "not reached",
                             "note": note + f"target = SFLV1's final; reached by {len(v)}/{len(sel)} seeds"})
 sm = summary[(summary["target"] == "100% of base final") & summary["pair"].str.endswith("SMoFi")] \

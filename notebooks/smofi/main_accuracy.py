@@ -118,7 +118,7 @@ from fedlib.reporting import (PAPER_ACCURACY, SMOFI_DATASETS, SMOFI_METHODS, com
                               run_or_load, save_comparison, save_figure, save_not_run, settings_row, show_paired,
                               show_settings, signed_verdict, smofi_configs, smofi_scale_note, smofi_setting_title,
                               smofi_settings)
-from fedlib.reporting.smofi import smofi_partition
+from fedlib.reporting.smofi import on_paper_split, smofi_partition
 from fedlib.reporting.smofi_figures import show_smofi_paired
 
 profile = resolve_profile(profile)
@@ -260,11 +260,6 @@ diffs.round(2)
 PAPER = PAPER_ACCURACY  # spec §5, top-1 %
 
 
-def on_paper_split(part: str) -> bool:
-    """Whether setting ``part`` uses the paper's main-table split (Dirichlet 0.1)."""
-    return PARTICIPATION[part].get("partition", "dirichlet") == "dirichlet"
-
-
 def scale_note(d: str, part: str) -> str:
     return smofi_scale_note(profile, LABEL, S, d, part)
 
@@ -276,7 +271,7 @@ for d in S["datasets"]:
         if availability[d] is None:
             out.append(settings_row("main", scale_note(d, part), f"{d}, {part}"))
         for name in names:
-            paper = PAPER.get(d, {}).get(name, np.nan) if on_paper_split(part) else np.nan
+            paper = PAPER.get(d, {}).get(name, np.nan) if on_paper_split(PARTICIPATION[part]) else np.nan
             setting = f"{d}, {part}, {name}"
             if availability[d] is not None:
                 NOT_RUN.append({"table": "main", "setting": setting, "paper": paper,
@@ -292,7 +287,7 @@ for d in S["datasets"]:
         for _, r in diffs[(diffs["dataset"] == d) & (diffs["participation"] == part)].iterrows():
             name, base = r["comparison"].split(" − ")
             pg = PAPER.get(d, {}).get(name, np.nan) - PAPER.get(d, {}).get(base, np.nan) \
-                if r["metric"] == "final" and on_paper_split(part) else np.nan  # top-1 on Dir(0.1) only
+                if r["metric"] == "final" and on_paper_split(PARTICIPATION[part]) else np.nan  # top-1 on Dir(0.1) only
             out.append({"table": "main", "setting": f"{d}, {part}, {r['comparison']}",
                         "metric": f"paired gain in {r['metric']} (points)", "paper": round(pg, 2) if pg == pg else np.nan,
                         "measured": round(r["mean"], 2),
