@@ -20,7 +20,10 @@ def _changes(r: dict) -> str:
 def section(records: list[dict], drift_rows: list[dict]) -> str:
     lines = [START, "", "*Generated from `reports/SCOREBOARD.md` by `fedlib scoreboard`; edit the claims in "
              "`fedlib/claims/`, not this section.*", "", counts_line(records), ""]
-    body = [[r["claim"], r["profile"] + ("" if r["reading"] in ("paper", "—") else f" · {r['reading']}"),
+    def where(r):  # the profile, and the FedQS reading when it is not the paper's text
+        return r["profile"] + ("" if r["reading"] in ("paper", "—") else f" · {r['reading']}")
+
+    body = [[r["claim"], where(r),
              r["paper_number"], r["measured"],
              f"**{r['verdict']}**" + (f" (changes on {_changes(r)})" if _changes(r) else ""),
              r["fragile"] and "fragile", r["why"] if r["verdict"] == "not run" else ""] for r in records]
@@ -30,7 +33,7 @@ def section(records: list[dict], drift_rows: list[dict]) -> str:
     lines += ["", "**Planning: what would resolve the open claims** (paired seeds for the 95 % interval's half-width "
               "to reach the paper's or the observed effect; core-hours of the extra runs at the report's own run "
               "minutes from the ledger):", ""]
-    lines += _md_table(["claim", "profile", "plan"], [[r["claim"], r["profile"], r["plan"]] for r in plan])
+    lines += _md_table(["claim", "profile", "plan"], [[r["claim"], where(r), r["plan"]] for r in plan])
     lines += ["", "**Cross-CPU drift per task** (`benchmarks/results/cross_cpu.json`; a verdict is fragile when an "
               "interval end is closer to 0 than twice its task's largest per-round difference; the Shakespeare LSTM "
               "is unmeasured and takes the largest measured value):", ""]
