@@ -58,7 +58,7 @@ from fedlib.reporting import apply_knobs, resolve_profile, show_settings
 from fedlib.safl.fedqs.readings import RULE_STEPS
 
 profile = resolve_profile(profile)
-CPU_STEPS = ["momentum off", "angle + code momentum rule", "angle + distance test and G", "angle similarity",
+CPU_STEPS = ["momentum off", "angle similarity", "angle + code momentum rule", "angle + distance test and G",
              "dividers at aggregation"]  # the steps computed at cpu (the rest: not-run rows with their price)
 SETTINGS = {
     "smoke": dict(task="adult", methods=["fedqs-sgd"], steps=list(RULE_STEPS), seeds=[0, 1], rounds=5, workers=1,
