@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import functools
+
 import pandas as pd
 
 
@@ -55,13 +57,24 @@ def task_family(task: str) -> str | None:
 
 def drift_threshold(family: str | None = None) -> float:
     """Twice the cross-CPU drift of ``family`` (:func:`fedlib.claims.drift.drift`), or of the largest
-    measured family when ``family`` is None."""
-    from fedlib.claims.drift import drift, load
+    measured family when ``family`` is None. The record is read once per version of the file (every
+    verdict of a report asks), not once per call."""
+    from fedlib.claims.drift import DRIFT_FILE
+    from fedlib.claims.paths import checkout
 
     try:
-        entries = load()
+        stamp = (checkout() / DRIFT_FILE).stat().st_mtime_ns
     except OSError:  # no checkout (an installed package without benchmarks/): no drift known, nothing marked
         return float("nan")
+    return _threshold(stamp, family)
+
+
+@functools.lru_cache(maxsize=64)
+def _threshold(stamp: int, family: str | None) -> float:
+    """:func:`drift_threshold` of the drift record as it is at modification time ``stamp``."""
+    from fedlib.claims.drift import drift, load
+
+    entries = load()
     if family is None:
         return max(drift(f, "mean", entries).threshold for f in {e["family"] for e in entries})
     return drift(family, "mean", entries).threshold
