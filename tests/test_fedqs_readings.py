@@ -9,7 +9,8 @@ import pytest
 from fedlib.core.errors import FedlibError
 from fedlib.experiments import RunConfig
 from fedlib.safl.fedqs import OFFICIAL_RULES, PAPER_RULES, FedQSOptions
-from fedlib.safl.fedqs.readings import READING_LABELS, READINGS, RULE_STEPS, reading_overrides, step_overrides
+from fedlib.safl.fedqs.readings import (READING_LABELS, READINGS, RULE_STEPS, reading_overrides, reading_tag,
+                                       step_overrides)
 
 PRESET = "fedqs-sgd-adult-gender-smoke"
 
@@ -63,3 +64,39 @@ def test_the_steps_cover_every_rule_where_paper_and_code_differ_except_those_equ
 def test_an_unknown_reading_is_refused_with_the_choices(bad):
     with pytest.raises(FedlibError, match="code-main"):
         reading_overrides(bad)
+
+
+def test_a_reading_tag_names_the_reading_and_claims_read_it_back():
+    from fedlib.claims.rows import reading_of
+
+    assert reading_tag("paper") == ""
+    for reading in ("code-main", "code-momentum"):
+        setting = f"N50: FedQS-SGD{reading_tag(reading)} − FedSGD"
+        assert reading_of(setting) == (reading, "N50: FedQS-SGD − FedSGD")
+
+
+def test_readings_by_task_takes_a_list_or_a_per_reading_dict():
+    from fedlib.reporting.fedqs import readings_by_task
+
+    tasks = ["cifar10-x0.1", "cifar10-x0.5", "adult-gender"]
+    assert readings_by_task(["code-main"], ["cifar10"], tasks) == {
+        "cifar10-x0.1": ["code-main"], "cifar10-x0.5": ["code-main"], "adult-gender": []}
+    by = readings_by_task(["code-main", "code-momentum"],
+                          {"code-main": ["cifar10", "adult"], "code-momentum": ["cifar10-x0.5"]}, tasks)
+    assert by == {"cifar10-x0.1": ["code-main"], "cifar10-x0.5": ["code-main", "code-momentum"],
+                  "adult-gender": ["code-main"]}
+    assert readings_by_task(None, None, tasks) == {t: [] for t in tasks}
+    assert readings_by_task(["code-main"], "adult-gender", tasks)["adult-gender"] == ["code-main"]
+
+
+@pytest.mark.parametrize("readings, where, words", [
+    (["paper"], [], "already runs"),
+    (["code-mian"], [], "unknown FedQS reading"),
+    (["code-main"], {"code-momentum": ["adult"]}, "not in `readings`"),
+    (["code-main"], ["cifar11"], "unknown task"),
+])
+def test_bad_reading_knobs_get_one_clear_message(readings, where, words):
+    from fedlib.reporting.fedqs import readings_by_task
+
+    with pytest.raises(FedlibError, match=words.replace("`", ".")):
+        readings_by_task(readings, where, ["adult-gender"])

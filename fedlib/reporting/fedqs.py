@@ -92,6 +92,37 @@ def expand_tasks(names) -> list:
     return list(dict.fromkeys(out))
 
 
+def check_readings(readings) -> list:
+    """A report's ``readings`` knob as a list, each a FedQS reading other than the default ``paper``
+    (which every FedQS row runs anyway)."""
+    from fedlib.safl.fedqs.readings import DEFAULT_READING, READINGS
+
+    readings = check_names(list(readings or []), READINGS, "FedQS reading", "readings")
+    if DEFAULT_READING in readings:
+        raise FedlibError(f"`readings` names {DEFAULT_READING!r}, the reading every FedQS row already runs",
+                          f"list only the other readings: {[r for r in READINGS if r != DEFAULT_READING]}")
+    return readings
+
+
+def readings_by_task(readings, reading_tasks, tasks) -> dict:
+    """{task: the FedQS readings run beside ``paper`` on it} for each of ``tasks``, from a report's two knobs:
+    ``readings`` (names of :data:`~fedlib.safl.fedqs.readings.READINGS`) and ``reading_tasks`` — a list of
+    tasks or groups (every reading on each of them) or a dict ``{reading: tasks}`` (each reading on its own
+    tasks; a reading it does not name runs nowhere)."""
+    readings = check_readings(readings)
+    if isinstance(reading_tasks, str):
+        reading_tasks = [reading_tasks]
+    if isinstance(reading_tasks, dict):
+        for r in reading_tasks:
+            if r not in readings:
+                raise FedlibError(f"`reading_tasks` names the reading {r!r}, which is not in `readings` {readings}",
+                                  "add it to `readings`, or remove it from `reading_tasks`")
+        where = {r: expand_tasks(reading_tasks.get(r) or []) for r in readings}
+    else:
+        where = {r: expand_tasks(reading_tasks or []) for r in readings}
+    return {t: [r for r in readings if t in where[r]] for t in tasks}
+
+
 def method_names(names=None) -> list:
     """The methods a ``methods`` knob names (checked against :data:`METHODS`); none named: all thirteen."""
     return check_names(names or list(METHODS), METHODS, "method")

@@ -75,8 +75,9 @@
 #   FedAvg / FedSGD and the paper's best baselines M-step / WKAFL (18 runs each). **NLP**: Shakespeare
 #   reduced by the `safl-shakespeare-cpu` overlay (the settings row says how), the six main methods
 #   (18 runs). **RWD**: UCI Adult by gender and by ethnicity **at the paper's scale**, all thirteen methods
-#   (39 runs each). On x = 0.5 FedQS-Avg and FedQS-SGD also run under the readings `code-main` and
-#   `code-momentum` (12 runs). A CIFAR-10 cpu run takes ~5 CPU-minutes, a Shakespeare one ~15, an Adult run ~3.5. **Split per column**:
+#   (39 runs each). On every CIFAR-10 and Adult column FedQS-Avg and FedQS-SGD also run under the reading
+#   `code-main`, and on x = 0.5 and both Adult columns under `code-momentum` too (`reading_tasks`, 54 runs);
+#   Shakespeare's readings are not run at `cpu` (6 runs of ~20 CPU-minutes each per reading: a not-run row says so). A CIFAR-10 cpu run takes ~5 CPU-minutes, a Shakespeare one ~15, an Adult run ~3.5. **Split per column**:
 #   one execution of everything is ~6 hours on two cores (plus Shakespeare), so the columns are computed one execution at
 #   a time, e.g. `fedlib reproduce --profile cpu --only fedqs/table2 -p 'tasks=[cifar10-x0.5]'` (x = 0.5
 #   splits further by `methods`); the final execution with the default `tasks` reads every run from the
@@ -91,11 +92,12 @@
 #   evaluated every 5th round and every round of the last 20
 #   (`eval_every=5, eval_last=20`: 96 of 400 rounds; the convergence accuracy's 20 rounds are the
 #   every-round tail, and every metric reads the evaluated rounds only — rounds to target resolve to 5
-#   rounds before round 381). FedQS-SGD, FedSGD, FedQS-Avg, FedAvg, **two paired seeds [0, 1]** (8 runs of
-#   hours each; `-p 'seeds=[0, 1, 2]'` and `-p 'methods=[..., wkafl, m-step]'` add the third seed and the
+#   rounds before round 381). FedQS-SGD, FedSGD, FedQS-Avg, FedAvg, **two paired seeds [0, 1]**, and FedQS-SGD /
+#   FedQS-Avg under the reading `code-main` (12 runs of ~½ hour each; `-p 'seeds=[0, 1, 2]'` and `-p 'methods=[..., wkafl, m-step]'` add the third seed and the
 #   paper's best baselines in later sittings). A figure of FedQS − baseline against the round shows when
 #   the difference opens or closes.
-# - `paper`: every task at the paper's scale (ResNet-18 and LSTM need a GPU), three seeds.
+# - `paper`: every task at the paper's scale (ResNet-18 and LSTM need a GPU), three seeds; FedQS under
+#   `code-main` on every column and under `code-momentum` on x = 0.5 and Adult.
 #   `fedlib reproduce --profile paper --only fedqs/table2 -p 'tasks=[adult]'` runs the Adult columns at
 #   full scale on a CPU.
 #
@@ -113,7 +115,7 @@ reduced_methods = None  # methods run on tasks this profile reduces (CPU-scale C
 full_tasks = None  # reduced tasks that still run every method of `methods` (cpu: cifar10-x0.5)
 holdout_tasks = None  # tasks that also run FedQS-Avg / FedQS-SGD under the 8:2 holdout of the paper (data.validation: holdout)
 readings = None    # FedQS readings run beside `paper` (fedlib.safl.fedqs.readings), e.g. ["code-main", "code-momentum"]
-reading_tasks = None  # tasks on which FedQS-Avg / FedQS-SGD also run under each of `readings`
+reading_tasks = None  # tasks on which FedQS-Avg / FedQS-SGD also run under each of `readings`, or {reading: tasks}
 seeds = None       # e.g. [0, 1, 2]
 rounds = None      # override T for every task; None keeps the profile default
 task_rounds = None # T per task, e.g. {"cifar10-x0.1": 100}; a task not named keeps `rounds`
@@ -132,17 +134,20 @@ SETTINGS = {
                   seeds=[0, 1], rounds=None, task_rounds={}, workers=1),
     "cpu": dict(tasks=["cifar10", "shakespeare", "adult"], methods=None, reduced_methods=MAIN,
                 full_tasks=["cifar10-x0.5"], holdout_tasks=["cifar10-x0.5"], readings=["code-main", "code-momentum"],
-                reading_tasks=["cifar10-x0.5"], seeds=[0, 1, 2], rounds=None,
+                reading_tasks={"code-main": ["cifar10", "adult"], "code-momentum": ["cifar10-x0.5", "adult"]},
+                seeds=[0, 1, 2], rounds=None,
                 task_rounds={"cifar10-x0.1": 50, "cifar10-x0.5": 50, "cifar10-x1": 50}, workers=2),
     "paper": dict(tasks=ALL_TASKS, methods=None, reduced_methods=None, full_tasks=[],
                   holdout_tasks=["cifar10-x0.5"], readings=["code-main", "code-momentum"],
-                  reading_tasks=["cifar10-x0.5"], seeds=[0, 1, 2], rounds=None, task_rounds={}, workers=1),
+                  reading_tasks={"code-main": ALL_TASKS, "code-momentum": ["cifar10-x0.5", "adult"]},
+                  seeds=[0, 1, 2], rounds=None, task_rounds={}, workers=1),
     # T = 400 (the cpu overlay + rounds=400, eval_every=5, eval_last=20), x = 0.5, FedQS and its two foundations
     "long": dict(tasks=["cifar10-x0.5"], methods=["fedqs-sgd", "fedsgd", "fedqs-avg", "fedavg"], reduced_methods=None,
-                 full_tasks=[], holdout_tasks=[], readings=[], reading_tasks=[], seeds=[0, 1], rounds=None,
+                 full_tasks=[], holdout_tasks=[], readings=["code-main"], reading_tasks=["cifar10-x0.5"],
+                 seeds=[0, 1], rounds=None,
                  task_rounds={}, workers=2),
 }
-LISTS = {'methods', 'reduced_methods', 'seeds', 'tasks', 'full_tasks', 'holdout_tasks', 'readings', 'reading_tasks'}  # knobs that hold lists
+LISTS = {'methods', 'reduced_methods', 'seeds', 'tasks', 'full_tasks', 'holdout_tasks', 'readings'}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
 S = settings
 from fedlib.reporting.fedqs import tasks_regime  # noqa: E402
@@ -164,10 +169,10 @@ from fedlib.reporting import (runs_caption, cadence_words, censor, check_names, 
 from fedlib.reporting.costs import COST_COLUMNS, cost_note, cost_table
 from fedlib.reporting.fedqs import (METHODS, TASKS, accuracy_curves, claim_row, expand_tasks, interval_note, is_reduced,
                                    mean_pairs, method_names, method_overrides, not_run_row, paired_gap_curves, paired_rows, run_metrics,
-                                   settings_row, target_rounds, task_config, tasks_regime)
+                                   readings_by_task, settings_row, target_rounds, task_config, tasks_regime)
 from fedlib.claims import FEDQS_PAPER
 from fedlib.experiments.metrics import largest_drop
-from fedlib.safl.fedqs.readings import READING_LABELS, READINGS, reading_overrides
+from fedlib.safl.fedqs.readings import READING_LABELS, READINGS, reading_overrides, reading_tag
 from fedlib.reporting.stats import interval_text, verdict
 
 sns.set_theme(style="whitegrid", context="notebook")
@@ -179,11 +184,10 @@ missing = {t: dataset_missing(t.split("-")[0]) for t in requested}  # a dataset 
 task_list = [t for t in requested if not missing[t]]
 full_tasks = expand_tasks(S["full_tasks"] or [])
 holdout_tasks = [t for t in expand_tasks(S["holdout_tasks"] or []) if t in task_list]
-check_names(S["readings"] or [], READINGS, "FedQS reading", "readings")
-reading_tasks = [t for t in expand_tasks(S["reading_tasks"] or []) if t in task_list]
+READ_ON = readings_by_task(S["readings"], S["reading_tasks"], task_list)  # {task: readings beside `paper`}
 # a FedQS row's variant: "" (paper reading, all data trains), the paper's 8:2 holdout, or another reading
 EXTRA = {"holdout": ("data.validation=holdout",), **{r: reading_overrides(r) for r in S["readings"] or []}}
-TAG = {"": "", "holdout": " · 8:2 holdout", **{r: f" · {r}" for r in S["readings"] or []}}
+TAG = {"": "", "holdout": " · 8:2 holdout", **{r: reading_tag(r) for r in S["readings"] or []}}
 HOLDOUT_TAG = TAG["holdout"]
 
 
@@ -201,8 +205,10 @@ def methods_on(task):
 
 
 cells = [(t, m, s, "") for t in task_list for m in methods_on(t) for s in S["seeds"]]
-cells += [(t, m, s, v) for v, where in (("holdout", holdout_tasks), *((r, reading_tasks) for r in S["readings"] or []))
-          for t in where for m in ("fedqs-avg", "fedqs-sgd") if m in methods_on(t) for s in S["seeds"]]
+cells += [(t, m, s, "holdout") for t in holdout_tasks for m in ("fedqs-avg", "fedqs-sgd") if m in methods_on(t)
+          for s in S["seeds"]]
+cells += [(t, m, s, r) for t in task_list for r in READ_ON[t] for m in ("fedqs-avg", "fedqs-sgd") if m in methods_on(t)
+          for s in S["seeds"]]
 cfgs = [task_config(m, t, profile, rounds_of(t), extra=EXTRA.get(v, ())).replace(seed=s) for t, m, s, v in cells]
 print(f"{len(cfgs)} runs: {len(task_list)} task(s), {len(S['seeds'])} seed(s), "
       f"{sum(v == 'holdout' for *_, v in cells)} of them under the 8:2 holdout, "
@@ -377,7 +383,7 @@ for task in requested:  # what the paper has and this execution does not run
     if missing[task]:
         out.append(not_run_row("Table 2", TASKS[task][2], missing[task]))
 for task in task_list:  # the code's readings of FedQS on the columns that ran without them
-    left = [r for r in READINGS if r != "paper" and (r not in (S["readings"] or []) or task not in reading_tasks)]
+    left = [r for r in READINGS if r != "paper" and r not in READ_ON[task]]
     if left:
         out.append(not_run_row("Table 2", f"{TASKS[task][2]}: FedQS-Avg / FedQS-SGD under the readings {', '.join(left)}",
                                f"not in `readings` / `reading_tasks` of this execution ({profile} profile): "

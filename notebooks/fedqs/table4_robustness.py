@@ -51,7 +51,10 @@
 #   official code's `overwrite` uploads, **two paired seeds [0, 1]**: 4 × 4 × 2 = **32 runs** of 30
 #   rounds (~2–3 CPU-minutes each; ≈ 45 min on two cores). Not the paper's ResNet-18 / 400 rounds /
 #   x = 0.1, 0.5, 1 averaged. `uploads=[snapshot, overwrite]` adds the snapshot regime (32 more runs);
-#   `task="adult"` runs UCI Adult (FCN) at the paper's system settings instead.
+#   `task="adult"` runs UCI Adult (FCN) at the paper's system settings instead. FedQS-Avg and FedQS-SGD also
+#   run under the official code's main-scripts reading `code-main` (`readings`, spec "Readings": the code's
+#   rules, momentum 0; 16 more runs), each paired with the same FedAvg / FedSGD runs, so every verdict is
+#   given under both readings, the reading named.
 #
 #   **What this budget can show, and what not.** Per setting, FedQS − its foundation rests on two
 #   paired seeds: a 95% t-interval with one degree of freedom (t = 12.7) resolves only a large and very
@@ -79,6 +82,7 @@ uploads = None     # upload semantics to run: snapshot, overwrite (the buffer of
 seeds = None       # e.g. [0, 1, 2]
 rounds = None      # T; None keeps the profile default
 eval_every = None  # evaluate the global model every this many rounds
+readings = None    # FedQS readings run beside `paper` (fedlib.safl.fedqs.readings), e.g. ["code-main"]
 workers = None     # >1: run the missing cells in a local process pool first (fedlib.experiments.sweep)
 
 # %%
@@ -91,15 +95,15 @@ ALL_METHODS = ["fedavg", "fedqs-avg", "fedsgd", "fedqs-sgd"]
 SETTINGS = {
     "smoke": dict(task="adult", alphas=[0.5], systems=["N50", "R100"], methods=ALL_METHODS,
                   uploads=["snapshot", "overwrite"], seeds=[0, 1], rounds=5, eval_every=1, workers=1,
-                  clients_scale=0.1, reduce=["safl.k=3", "data.max_train=2000"]),
+                  clients_scale=0.1, reduce=["safl.k=3", "data.max_train=2000"], readings=["code-main"]),
     "cpu": dict(task="cifar10", alphas=[0.5], systems=list(SYSTEMS), methods=ALL_METHODS,
                 uploads=["overwrite"], seeds=[0, 1], rounds=30, eval_every=2, workers=2,
-                clients_scale=1.0, reduce=[]),
+                clients_scale=1.0, reduce=[], readings=["code-main"]),
     "paper": dict(task="cifar10", alphas=[0.1, 0.5, 1.0], systems=list(SYSTEMS), methods=ALL_METHODS,
                   uploads=["snapshot", "overwrite"], seeds=[0], rounds=400, eval_every=1, workers=1,
-                  clients_scale=1.0, reduce=[]),
+                  clients_scale=1.0, reduce=[], readings=["code-main"]),
 }
-LISTS = {'alphas', 'seeds', 'systems', 'methods', 'uploads'}  # knobs that hold lists
+LISTS = {'alphas', 'seeds', 'systems', 'methods', 'uploads', 'readings'}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
 S = settings
 show_settings({**settings, "SAFL regime": f"upload={' and '.join(S['uploads'])} (each reported); delays=uniform "
@@ -115,8 +119,9 @@ from fedlib.core.errors import check_choice
 from fedlib.reporting import censor, check_names, comparison, full_table, run_all, save_comparison, save_figure
 from fedlib.reporting import runs_caption, show_forest
 from fedlib.reporting.fedqs import (CORE_METHODS, METHODS as ALL_METHODS, Study, alpha_variants, claim_row,
-                                   interval_note, paired_rows, run_metrics, settings_row)
+                                   check_readings, interval_note, paired_rows, run_metrics, settings_row)
 from fedlib.safl.delays import make_delays
+from fedlib.safl.fedqs.readings import reading_overrides, reading_tag
 from fedlib.safl.schedule import replay
 
 sns.set_theme(style="whitegrid", context="notebook")
@@ -125,6 +130,7 @@ check_names(S["systems"], SYSTEMS, "system setting")
 METHODS = {m: ALL_METHODS[m] for m in check_names(S["methods"], CORE_METHODS, "method")}
 for u in S["uploads"]:
     check_choice("upload", u, ("snapshot", "overwrite"))
+READ_ON = check_readings(S["readings"])  # FedQS also runs under these readings (rows tagged " · code-main")
 # CIFAR-10 below `paper`: the SAFL-gap study's small CNN cnn3 (a CPU cannot train ResNet-18 in minutes)
 study = Study(S["task"], profile, S["rounds"], S["reduce"],
               paper_knobs=S["clients_scale"] == 1.0 and S["eval_every"] == 1)
@@ -135,23 +141,26 @@ for system in S["systems"]:
     n, ratio = SYSTEMS[system]
     n = max(int(round(n * S["clients_scale"])), 4)
     for method in METHODS:
-        for upload in S["uploads"]:
-            for data in data_variants:
-                for seed in S["seeds"]:
-                    cfgs.append(study.config(method, [f"safl.clients={n}", "safl.delays=uniform", f"safl.ratio={ratio}",
-                                                      f"safl.upload={upload}", *data, f"eval_every={S['eval_every']}"],
-                                             seed))
-                    cells.append((system, n, ratio, method, upload, data[0] if data else "", seed))
-print(f"{len(cfgs)} runs on {S['task']}")
+        for reading in ["paper", *(READ_ON if method.startswith("fedqs") else [])]:
+            for upload in S["uploads"]:
+                for data in data_variants:
+                    for seed in S["seeds"]:
+                        cfgs.append(study.config(method, [f"safl.clients={n}", "safl.delays=uniform",
+                                                          f"safl.ratio={ratio}", f"safl.upload={upload}", *data,
+                                                          f"eval_every={S['eval_every']}", *reading_overrides(reading)],
+                                                 seed))
+                        cells.append((system, n, ratio, method, reading, upload, data[0] if data else "", seed))
+print(f"{len(cfgs)} runs on {S['task']}" + (f", FedQS also under {READ_ON}" if READ_ON else ""))
 
 # %%
 results = run_all(cfgs, "Table 4", S["workers"])
 
 # %%
 rows = []
-for (system, n, ratio, method, upload, data, seed), res in zip(cells, results):
+for (system, n, ratio, method, reading, upload, data, seed), res in zip(cells, results):
     s = res.summary
-    rows.append({"system": system, "N": n, "ratio": f"1:{ratio}", "upload": upload, "method": METHODS[method][0],
+    rows.append({"system": system, "N": n, "ratio": f"1:{ratio}", "upload": upload,
+                 "method": METHODS[method][0] + reading_tag(reading), "reading": reading,
                  "aggregation": METHODS[method][1], "data": data, "seed": seed,
                  "accuracy": 100 * s["convergence_accuracy"], "best": 100 * s["best_accuracy"],
                  "final": run_metrics(res)["final"], "pair": f"{data} seed {seed}",
@@ -176,8 +185,8 @@ table.round(2)
 # 95% t-interval. Green: resolved on the paper's side; red: against it; grey: unresolved.
 
 # %%
-PAIRS = [(ALL_METHODS[a][0], ALL_METHODS[b][0], 1) for a, b in (("fedqs-avg", "fedavg"), ("fedqs-sgd", "fedsgd"))
-         if a in METHODS and b in METHODS]
+PAIRS = [(ALL_METHODS[a][0] + reading_tag(r), ALL_METHODS[b][0], 1) for r in ["paper", *READ_ON]
+         for a, b in (("fedqs-avg", "fedavg"), ("fedqs-sgd", "fedsgd")) if a in METHODS and b in METHODS]
 UPLOADS = len(S["uploads"]) > 1
 runs["where"] = runs["system"] + (", " + runs["upload"] if UPLOADS else "")
 per_setting = paired_rows(runs, PAIRS, by=["where"], metrics=("final",), pair_col="pair")
@@ -207,11 +216,11 @@ full_table(diffs.drop(columns=["panel", "measure", "method", "baseline", "upload
 
 # %%
 curves = []
-for (system, n, ratio, method, upload, data, seed), res in zip(cells, results):
+for (system, n, ratio, method, reading, upload, data, seed), res in zip(cells, results):
     h = res.history
     curves.append(pd.DataFrame({"round": h["round"], "accuracy": 100 * h["accuracy"],
                                 "staleness": h["staleness_mean"], "setting": f"{system} (N = {n}, 1:{ratio})",
-                                "method": METHODS[method][0], "upload": upload, "seed": seed}))
+                                "method": METHODS[method][0] + reading_tag(reading), "upload": upload, "seed": seed}))
 curves = pd.concat(curves, ignore_index=True)
 fig, axes = plt.subplots(2, len(S["systems"]), figsize=(6.5 * len(S["systems"]), 7), squeeze=False)
 for j, system in enumerate(S["systems"]):
@@ -242,6 +251,8 @@ scale_note = ("paper scale" if paper_scale and S["task"] == "cifar10" else
               + (f", x = {', '.join(map(str, S['alphas']))}" if S["task"] == "cifar10" else "")
               + f", T = {S['rounds']}, evaluation every {S['eval_every']} round(s), {len(S['seeds'])} seed(s); not the "
               "paper's CIFAR-10 / ResNet-18 / 400 rounds / x = 0.1, 0.5, 1 averaged")
+scale_note += (f"; FedQS-Avg / FedQS-SGD also under the reading(s) {', '.join(READ_ON)} of FedQS (spec \"Readings\"), "
+               "each row tagged and paired with the same foundation runs" if READ_ON else "")
 UPLOAD_NOTE = {"snapshot": "snapshot uploads (the update as uploaded waits in the buffer)",
                "overwrite": "overwrite uploads (the official code's file buffer: a newer training replaces it)"}
 n_pairs = len(S["seeds"]) * len(data_variants)  # pairs per setting: seed (× x where several are averaged)

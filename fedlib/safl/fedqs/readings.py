@@ -18,7 +18,8 @@ from __future__ import annotations
 
 from fedlib.core.errors import check_choice
 
-__all__ = ["READINGS", "DEFAULT_READING", "READING_LABELS", "RULE_STEPS", "reading_overrides", "step_overrides"]
+__all__ = ["READINGS", "DEFAULT_READING", "READING_LABELS", "RULE_STEPS", "reading_overrides", "reading_tag",
+           "step_overrides"]
 
 #: reading name → the overrides it adds to a FedQS preset (the ``paper`` reading is the preset itself)
 READINGS: dict[str, tuple[str, ...]] = {
@@ -62,6 +63,13 @@ def reading_overrides(reading: str) -> tuple[str, ...]:
     """The config overrides of FedQS reading ``reading`` (one of :data:`READINGS`)."""
     check_choice("FedQS reading", reading, READINGS)
     return READINGS[reading]
+
+
+def reading_tag(reading: str) -> str:
+    """How a report's row names a FedQS run under ``reading``: ``" · code-main"``; the paper reading: ``""``
+    (:mod:`fedlib.claims.rows` reads the tag back)."""
+    check_choice("FedQS reading", reading, READINGS)
+    return "" if reading == DEFAULT_READING else f" · {reading}"
 
 
 def step_overrides(step: str) -> tuple[str, ...]:
