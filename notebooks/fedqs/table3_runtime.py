@@ -38,7 +38,9 @@
 # round of Table 2's convergence speed), with the wall-time difference in the note.
 #
 # **This notebook** uses the runs of Table 2 (same configurations: the result store returns them
-# without recomputing) plus synchronous FedAvg and FedSGD on each task.
+# without recomputing) plus synchronous FedAvg and FedSGD on each task. FedQS-Avg / FedQS-SGD also run
+# under the official code's main-scripts reading `code-main` (`readings`, spec "Readings"; Table 2's
+# runs too), rows tagged `· code-main`, so each claim gets a verdict under each reading.
 #
 # **Profiles** (as Table 2): `smoke` tiny Adult; `cpu` Adult split by gender at the paper's scale (100
 # clients, K = 10, 400 rounds), one seed; `paper` all tasks at the paper's scale (GPU for CIFAR-10 and
@@ -53,6 +55,7 @@ tasks = None       # e.g. ["adult"], ["adult-gender", "cifar10-x0.5"]; groups: a
 methods = None     # subset of the thirteen SAFL methods; None means all
 seeds = None       # e.g. [0, 1, 2]
 rounds = None      # override T for every task; None keeps the profile default
+readings = None    # FedQS readings run beside `paper` (fedlib.safl.fedqs.readings), e.g. ["code-main"]
 workers = None     # >1: run the missing cells in a local process pool first (fedlib.experiments.sweep)
 
 # %%
@@ -62,11 +65,11 @@ from fedlib.reporting.fedqs import ALL_TASKS
 
 profile = resolve_profile(profile)
 SETTINGS = {
-    "smoke": dict(tasks=["adult-gender"], methods=None, seeds=[0], rounds=None, workers=1),
-    "cpu": dict(tasks=["adult-gender"], methods=None, seeds=[0], rounds=None, workers=1),
-    "paper": dict(tasks=ALL_TASKS, methods=None, seeds=[0], rounds=None, workers=1),
+    "smoke": dict(tasks=["adult-gender"], methods=None, seeds=[0], rounds=None, workers=1, readings=["code-main"]),
+    "cpu": dict(tasks=["adult-gender"], methods=None, seeds=[0], rounds=None, workers=1, readings=["code-main"]),
+    "paper": dict(tasks=ALL_TASKS, methods=None, seeds=[0], rounds=None, workers=1, readings=["code-main"]),
 }
-LISTS = {'methods', 'seeds', 'tasks'}  # knobs that hold lists
+LISTS = {'methods', 'seeds', 'tasks', 'readings'}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
 S = settings
 from fedlib.reporting.fedqs import tasks_regime  # noqa: E402
@@ -84,19 +87,22 @@ import seaborn as sns
 
 from fedlib.claims import FEDQS_PAPER as P  # the paper's numbers
 from fedlib.reporting import comparison, run_all, save_comparison, save_figure
-from fedlib.reporting.fedqs import (METHODS, TASKS, expand_tasks, method_names, scale_summary, target_rounds,
-                                   task_config, task_scale)
+from fedlib.reporting.fedqs import (METHODS, TASKS, check_readings, expand_tasks, method_names, scale_summary,
+                                   target_rounds, task_config, task_scale)
+from fedlib.safl.fedqs.readings import reading_overrides, reading_tag
 
 sns.set_theme(style="whitegrid", context="notebook")
 GROUP = "fedqs"
 task_list = expand_tasks(S["tasks"])
 method_list = method_names(S["methods"])
+READ_ON = check_readings(S["readings"])  # FedQS also runs under these readings (rows tagged " · code-main")
 cells, cfgs = [], []
 for t in task_list:
     for m in method_list:
-        for s in S["seeds"]:
-            cells.append((t, METHODS[m][0], METHODS[m][1], "semi-asynchronous", s))
-            cfgs.append(task_config(m, t, profile, S["rounds"]).replace(seed=s))
+        for r in ["paper", *(READ_ON if m.startswith("fedqs") else [])]:
+            for s in S["seeds"]:
+                cells.append((t, METHODS[m][0] + reading_tag(r), METHODS[m][1], "semi-asynchronous", s))
+                cfgs.append(task_config(m, t, profile, S["rounds"], extra=reading_overrides(r)).replace(seed=s))
     for m in ("fedavg", "fedsgd"):  # the synchronous references (spec §1)
         for s in S["seeds"]:
             cells.append((t, f"{METHODS[m][0]} (sync)", METHODS[m][1], "synchronous", s))
@@ -123,7 +129,7 @@ table.round(1)
 
 # %%
 fig, axes = plt.subplots(1, 3, figsize=(16, 4.5), sharey=True)
-order = [METHODS[m][0] for m in method_list] + ["FedAvg (sync)", "FedSGD (sync)"]
+order = list(dict.fromkeys(c[1] for c in cells))  # every method, each FedQS reading after its paper row
 for ax, col, title in zip(axes, ["virtual_time", "cost_time", "wall_time"],
                           ["virtual time to round T (ticks)", "cost model (steps)", "wall time (s, this machine)"]):
     sns.barplot(data=runs, y="method", x=col, hue="task", order=order, errorbar="sd", ax=ax, orient="h")
@@ -158,7 +164,7 @@ def reduction(method, reference, col="virtual_time"):
 
 def pick(agg, exclude, key):
     """Per task, the baseline of this aggregation chosen by ``key`` (fastest-converging / most accurate)."""
-    names = [METHODS[m][0] for m in method_list if METHODS[m][1] == agg and METHODS[m][0] != exclude]
+    names = [METHODS[m][0] for m in method_list if METHODS[m][1] == agg and not m.startswith("fedqs")]  # baselines
     out = {}
     for t in task_list:
         sub = per_task.loc[t] if t in per_task.index.get_level_values(0) else None
@@ -169,10 +175,11 @@ def pick(agg, exclude, key):
 
 
 out = []
-for fedqs, sync, agg, paper_sync, paper_fast, paper_acc in (
-        ("FedQS-Avg", "FedAvg (sync)", "model", P["runtime_vs_sync_avg"], P["time_vs_fastest_model"], P["time_vs_best_model"]),
-        ("FedQS-SGD", "FedSGD (sync)", "gradient", P["runtime_vs_sync_sgd"], P["time_vs_fastest_gradient"],
-         P["time_vs_best_gradient"])):
+for fedqs, sync, agg, paper_sync, paper_fast, paper_acc in [
+        (f"FedQS-Avg{reading_tag(r)}", "FedAvg (sync)", "model", P["runtime_vs_sync_avg"], P["time_vs_fastest_model"],
+         P["time_vs_best_model"]) for r in ["paper", *READ_ON]] + [
+        (f"FedQS-SGD{reading_tag(r)}", "FedSGD (sync)", "gradient", P["runtime_vs_sync_sgd"], P["time_vs_fastest_gradient"],
+         P["time_vs_best_gradient"]) for r in ["paper", *READ_ON]]:
     if fedqs not in set(runs["method"]):
         continue
     for col, paper_value, what in (("virtual_time", paper_sync, "virtual time"), ("cost_time", float("nan"), "cost model"),

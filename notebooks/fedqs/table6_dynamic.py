@@ -32,7 +32,9 @@
 #
 # **This notebook** runs FedAvg, FedQS-Avg, FedSGD and FedQS-SGD in each scenario and in the static
 # setting, and reports accuracy, convergence speed, oscillations and how much accuracy each scenario
-# costs relative to the static run.
+# costs relative to the static run. FedQS-Avg and FedQS-SGD also run under the official code's
+# main-scripts reading `code-main` (`readings`, spec "Readings": the code's rules, momentum 0), paired
+# with the same foundation runs, so the claim gets one verdict per reading, the reading named.
 #
 # **The SAFL regime** (stated in the settings below): the official code's — `safl.upload=overwrite` (a
 # client's newer update replaces its queued one, so staleness stays bounded) and, with N = 100, the
@@ -44,7 +46,7 @@
 #   are never reached, only the pipeline is exercised.
 # - `cpu`: UCI Adult split by gender (FCN) **at the paper's scale** (100 clients, K = 10, T = 400, so
 #   both events happen), **three paired seeds [0, 1, 2]** (48 runs of ~25 s, the 12 static ones
-#   Table 2's), two worker processes; every FedQS − foundation difference is paired over the seeds with
+#   Table 2's; 24 more for the `code-main` reading, its 6 static ones Table 2's), two worker processes; every FedQS − foundation difference is paired over the seeds with
 #   a 95% t-interval. Not the paper's CV task.
 # - `paper`: ResNet-18 on CIFAR-10 (x = 0.5), T = 400 — needs a GPU.
 #
@@ -57,6 +59,7 @@ task = None        # adult | cifar10
 scenarios = None   # subset of: speed-change, random-time, dropout
 seeds = None       # e.g. [0, 1, 2]
 rounds = None      # T; None keeps the profile default (keep it above 200 so that every event happens)
+readings = None    # FedQS readings run beside `paper` (fedlib.safl.fedqs.readings), e.g. ["code-main"]
 workers = None     # >1: run the missing cells in a local process pool first (fedlib.experiments.sweep)
 
 # %%
@@ -69,11 +72,14 @@ SCENARIOS = {"speed-change": "Scenario 1: ratio 1:50 → 1:100 at round 200",
              "dropout": "Scenario 3: 50% of clients leave at round 100"}
 SETTINGS = {
     "smoke": dict(task="adult", scenarios=list(SCENARIOS), seeds=[0, 1], rounds=5, workers=1,
-                  reduce=["safl.clients=10", "safl.delays=uniform", "safl.k=3", "data.max_train=2000"]),
-    "cpu": dict(task="adult", scenarios=list(SCENARIOS), seeds=[0, 1, 2], rounds=400, workers=2, reduce=[]),
-    "paper": dict(task="cifar10", scenarios=list(SCENARIOS), seeds=[0], rounds=400, workers=1, reduce=[]),
+                  reduce=["safl.clients=10", "safl.delays=uniform", "safl.k=3", "data.max_train=2000"],
+                  readings=["code-main"]),
+    "cpu": dict(task="adult", scenarios=list(SCENARIOS), seeds=[0, 1, 2], rounds=400, workers=2, reduce=[],
+                readings=["code-main"]),
+    "paper": dict(task="cifar10", scenarios=list(SCENARIOS), seeds=[0], rounds=400, workers=1, reduce=[],
+                  readings=["code-main"]),
 }
-LISTS = {'scenarios', 'seeds'}  # knobs that hold lists
+LISTS = {'scenarios', 'seeds', 'readings'}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
 S = settings
 from fedlib.reporting.fedqs import SINGLE_TASKS, task_regime  # noqa: E402
@@ -86,12 +92,14 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.reporting import check_names, comparison, run_all, save_comparison, save_figure
-from fedlib.reporting.fedqs import (CORE_METHODS, CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, claim_row, interval_note,
-                                   paired_rows, settings_row)
+from fedlib.reporting.fedqs import (CORE_METHODS, CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, check_readings, claim_row,
+                                   interval_note, paired_rows, settings_row)
+from fedlib.safl.fedqs.readings import reading_overrides, reading_tag
 
 sns.set_theme(style="whitegrid", context="notebook")
 GROUP = "fedqs"
 check_names(S["scenarios"], SCENARIOS, "scenario")
+READ_ON = check_readings(S["readings"])  # FedQS also runs under these readings (rows tagged " · code-main")
 METHODS = {m: ALL_METHODS[m] for m in CORE_METHODS}
 # CIFAR-10 below `paper`: the small `cnn` on 5,000 training images (a CPU cannot train ResNet-18)
 study = Study(S["task"], profile, S["rounds"], S["reduce"], cpu_cv=CPU_CV_SUBSET)
@@ -100,10 +108,14 @@ target_frac = 0.98 if S["task"] == "adult" else 0.95
 cells, cfgs = [], []
 for scenario in ["none", *S["scenarios"]]:
     for method in METHODS:
-        for seed in S["seeds"]:
-            cfgs.append(study.config(method, [f"safl.scenario={scenario}"], seed))
-            cells.append((scenario, method, seed))
-print(f"{len(cfgs)} runs on {S['task']} (the static ones are shared with Table 2)")
+        for reading in ["paper", *(READ_ON if method.startswith("fedqs") else [])]:
+            for seed in S["seeds"]:
+                cfgs.append(study.config(method, [f"safl.scenario={scenario}", *reading_overrides(reading)], seed))
+                cells.append((scenario, METHODS[method][0] + reading_tag(reading), seed))
+print(f"{len(cfgs)} runs on {S['task']} (the static ones are shared with Table 2)"
+      + (f", FedQS also under {READ_ON}" if READ_ON else ""))
+LABELS = list(dict.fromkeys(label for _, label, _ in cells))  # every method, each FedQS reading after its paper row
+AGGREGATION = {m[0]: m[1] for m in METHODS.values()}
 
 # %%
 results = run_all(cfgs, "Table 6", S["workers"])
@@ -112,13 +124,13 @@ results = run_all(cfgs, "Table 6", S["workers"])
 rows, curves = [], []
 for (scenario, method, seed), res in zip(cells, results):
     s = res.summary
-    rows.append({"scenario": scenario, "method": METHODS[method][0], "aggregation": METHODS[method][1], "seed": seed,
+    rows.append({"scenario": scenario, "method": method, "aggregation": AGGREGATION[method.split(" · ")[0]], "seed": seed,
                  "accuracy": 100 * s["convergence_accuracy"],
                  "rounds_to_target": s["rounds_to_98"] if target_frac == 0.98 else s["rounds_to_95"],
                  "oscillations": s["oscillations"], "virtual_time": s["virtual_time"]})
     h = res.history.dropna(subset=["accuracy"])
     curves.append(pd.DataFrame({"round": h["round"], "accuracy": 100 * h["accuracy"], "scenario": scenario,
-                                "method": METHODS[method][0], "seed": seed}))
+                                "method": method, "seed": seed}))
 runs = pd.DataFrame(rows)
 curves = pd.concat(curves, ignore_index=True)
 table = runs.groupby(["scenario", "method"], sort=False)[["accuracy", "rounds_to_target", "oscillations",
@@ -126,7 +138,7 @@ table = runs.groupby(["scenario", "method"], sort=False)[["accuracy", "rounds_to
 table.unstack("method").round(2)
 
 # %%
-g = sns.relplot(data=curves, x="round", y="accuracy", hue="method", hue_order=[m[0] for m in METHODS.values()],
+g = sns.relplot(data=curves, x="round", y="accuracy", hue="method", hue_order=LABELS,
                 col="scenario", col_order=["none", *S["scenarios"]], col_wrap=2, kind="line", errorbar=("ci", 95),
                 seed=0, height=3, aspect=1.6, facet_kws={"sharey": True})
 events = {"speed-change": 200, "dropout": 100}
@@ -148,7 +160,7 @@ plt.show()
 # paper: small; no direction to test). One verdict over the six accuracy differences.
 
 # %%
-PAIRS = [("FedQS-Avg", "FedAvg"), ("FedQS-SGD", "FedSGD")]
+PAIRS = [(q + reading_tag(r), b) for r in ["paper", *READ_ON] for q, b in (("FedQS-Avg", "FedAvg"), ("FedQS-SGD", "FedSGD"))]
 acc = paired_rows(runs, [(q, b, 1) for q, b in PAIRS], by=["scenario"], metrics=("accuracy",))
 osc = paired_rows(runs, [(q, b, -1) for q, b in PAIRS], by=["scenario"], metrics=("oscillations",))
 cost = paired_rows(runs, [(sc, "none", 0) for sc in S["scenarios"]], by=["method"], metrics=("accuracy",),
@@ -160,9 +172,13 @@ scale_note = ("paper scale" if paper_scale and S["task"] == "cifar10" else
 out = [settings_row("Table 6", f"{scale_note}; T = {S['rounds']}; {len(S['seeds'])} paired seeds {S['seeds']}; accuracy = "
                     "convergence accuracy (mean of the last 20 rounds); oscillations = rounds whose accuracy drops by "
                     "more than 15 points; 95% t-intervals over the seeds; a verdict needs an interval that excludes 0 "
-                    "on the paper's side")]
-out.append(claim_row("Table 6", "FedQS ahead of its foundation in every scenario", acc.assign(
-    comparison=acc["scenario"] + ": " + acc["comparison"]), note="paper: FedQS stable and ahead (no number stated)"))
+                    "on the paper's side" + (f"; FedQS-Avg / FedQS-SGD also under the reading(s) {', '.join(READ_ON)} "
+                                             "(spec \"Readings\"), rows tagged, paired with the same foundation runs"
+                                             if READ_ON else ""))]
+for r in ["paper", *READ_ON]:  # one verdict per reading of FedQS, the reading named
+    sel = acc[acc["method"].isin([q for q, _ in PAIRS if q.endswith(reading_tag(r)) and (r != "paper" or "·" not in q)])]
+    out.append(claim_row("Table 6", f"FedQS{reading_tag(r)} ahead of its foundation in every scenario", sel.assign(
+        comparison=sel["scenario"] + ": " + sel["comparison"]), note="paper: FedQS stable and ahead (no number stated)"))
 for _, r in acc.iterrows():
     out.append({"table": "Table 6", "setting": f"{r['scenario']}: {r['comparison']}",
                 "metric": "paired difference, convergence accuracy (points)", "paper": float("nan"),
