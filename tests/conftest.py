@@ -23,13 +23,14 @@ def data_root() -> Path:
 def tiny_smofi_trainer():
     """``make(options) -> SplitTrainer``: SMoFi on 96 CIFAR-10 images over 4 clients (2 per round),
     one round, the small CNN cut after conv1, with ``options`` (``"options.x=y"`` overrides) on top;
-    ``make.parts`` is the partition; skips where CIFAR-10 is not available."""
+    ``make.parts`` is the partition; skips where CIFAR-10 is not available. The trainer is the
+    registry's for ``algorithm`` (``build_trainer`` for every built-in name; an add-on registered
+    with ``addon_factory`` too)."""
     import dataclasses
 
     from fedlib.core.errors import FedlibError
     from fedlib.data import load_dataset, make_partition
-    from fedlib.experiments import RunConfig
-    from fedlib.split.algorithms import build_trainer
+    from fedlib.experiments import RunConfig, get_algorithm
 
     root = os.environ.get("FEDLIB_DATA") or str(Path(__file__).resolve().parents[2] / "shared" / "data")
     cache = os.environ.get("FEDLIB_CACHE") or str(Path(__file__).resolve().parents[1] / "data" / "cache")
@@ -46,7 +47,8 @@ def tiny_smofi_trainer():
             *options, "model.name=cnn", "model.cut=conv1", "split.clients=4", "split.per_round=2",
             "rounds=1", "device=cpu", "backend=loop", "checkpoint_every=0", "local.batch_size=8",
             "data.max_train=null", "data.max_test=null"])
-        return build_trainer(cfg, cfg.resolve(data_fingerprint=None).options, dataset=ds, parts=parts)
+        factory = get_algorithm("split", cfg.algorithm).trainer
+        return factory(cfg, cfg.resolve(data_fingerprint=None).options, dataset=ds, parts=parts)
 
     make.parts = parts
     return make

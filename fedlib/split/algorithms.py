@@ -8,6 +8,14 @@ or with ``+smofi``, ``+fedavgm``, ``+slowmo`` — plus ``fednag``, and the alias
 holds the base's and the add-on's options (:func:`fedlib.split.methods.options_class`).
 
 Every spec's trainer is :func:`build_trainer`: (run config, options) -> :class:`~fedlib.split.sfl.SplitTrainer`.
+
+Your own add-on (a :class:`~fedlib.split.addons.ServerAddon` subclass, e.g. in a notebook) is one
+registration, the split-FL twin of :func:`fedlib.safl.algorithms.strategy_factory`::
+
+    register_algorithm("split", "fedavg+mine", addon_factory(Mine), options=MineOptions)
+
+:func:`addon_factory` builds the same trainer as :func:`build_trainer` — FedAvg as the base method,
+``Mine.from_options(options)`` as the add-on (``Mine()`` when it has no options).
 """
 
 from __future__ import annotations
@@ -15,11 +23,13 @@ from __future__ import annotations
 from fedlib.core.errors import check
 from fedlib.core.protocols import AlgorithmSpec
 from fedlib.core.utils import derive_seed, resolve_device
+from fedlib.split.addons import ServerAddon
+from fedlib.split.bases import BaseMethod, FedAvg
 from fedlib.split.methods import ADDONS, make_addon, make_method, options_class, parse_method
 from fedlib.split.sfl import SplitTrainer, check_setup, prepare_data
 from fedlib.train.config import check_trainable
 
-__all__ = ["CATALOG", "NAMES", "build_trainer", "framework_of"]
+__all__ = ["CATALOG", "NAMES", "addon_factory", "build_trainer", "framework_of"]
 
 _DESCRIPTIONS = {
     "fedavg": "FedAvg on split FL (SFLV1 by default: per-client server surrogates)",
@@ -67,14 +77,41 @@ def build_trainer(cfg, options, path: str = "auto", dataset=None, parts=None) ->
     ``dataset``/``parts`` (both or neither) replace :func:`~fedlib.split.sfl.prepare_data`'s.
     The model is initialised from ``(cfg.seed, "model")``.
     """
-    from fedlib.models import build_model, model_kwargs
-
     base, addon_name = parse_method(cfg.algorithm)
     framework = framework_of(cfg.algorithm, cfg.split.framework)
     check(isinstance(options, options_class(base, addon_name)),
           f"split method {cfg.algorithm!r} needs its options instance, got {type(options).__name__}",
           "build the trainer through fedlib.experiments.runner.build_trainer(cfg)")
     method, addon = make_method(base, options), make_addon(addon_name, options)
+    return _assemble(cfg, method, addon, framework, path, dataset, parts)
+
+
+def addon_factory(addon_cls: type[ServerAddon]):
+    """The registry's trainer factory for your own add-on class ``addon_cls`` (a
+    :class:`~fedlib.split.addons.ServerAddon` subclass): ``(cfg, options) -> SplitTrainer`` with
+    FedAvg as the base method and ``addon_cls.from_options(options)`` as the add-on
+    (``addon_cls()`` when ``options`` is None), on ``split.framework``. Register it with
+    ``fedlib.experiments.register_algorithm("split", name, addon_factory(addon_cls), options=...)``."""
+    check(isinstance(addon_cls, type) and issubclass(addon_cls, ServerAddon),
+          f"addon_factory needs a ServerAddon subclass, got {addon_cls!r}",
+          "subclass fedlib.split.addons.ServerAddon")
+
+    def make(cfg, options, path: str = "auto", dataset=None, parts=None) -> SplitTrainer:
+        addon = addon_cls() if options is None else addon_cls.from_options(options)
+        framework = framework_of(cfg.algorithm, cfg.split.framework)
+        return _assemble(cfg, FedAvg(), addon, framework, path, dataset, parts)
+
+    make.__name__ = f"make_{addon_cls.__name__}"
+    make.__doc__ = f"Build the split-FL trainer running FedAvg + {addon_cls.__name__} ({addon_cls.name})."
+    return make
+
+
+def _assemble(cfg, method: BaseMethod, addon: ServerAddon, framework: str, path, dataset,
+              parts) -> SplitTrainer:
+    """The :class:`SplitTrainer` of ``cfg`` with the built ``method`` and ``addon`` objects:
+    the combination, the cut and K <= N checked before any data is loaded."""
+    from fedlib.models import build_model, model_kwargs
+
     check_setup(framework, method, addon, cfg.local, path)
     n, k = int(cfg.split.clients), int(cfg.split.per_round)
     check(k <= n, f"split.per_round={k} selected clients exceeds split.clients={n}",
