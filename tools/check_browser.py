@@ -30,6 +30,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 DEFAULT_BOOKS = ["tutorials/safl_basics.ipynb", "tutorials/split_learning_and_fusion.ipynb",
+                 "tutorials/your_own_strategy.ipynb",
                  "fedqs/table1_aggregation_gap.ipynb", "smofi/main_accuracy.ipynb"]
 CHROMIUM_FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"]
