@@ -100,3 +100,24 @@ def test_bad_reading_knobs_get_one_clear_message(readings, where, words):
 
     with pytest.raises(FedlibError, match=words.replace("`", ".")):
         readings_by_task(readings, where, ["adult-gender"])
+
+
+@pytest.mark.parametrize("reading", list(READINGS))
+def test_the_hyperparameters_said_to_act_under_a_reading_are_the_ones_that_change_mod2(reading):
+    """Figure 5 sweeps under a reading only the Mod② hyperparameters that act there: changing one that
+    does not (m0, k with momentum 0; k under the code's momentum rule) leaves every Mod② decision as is."""
+    from fedlib.safl.fedqs.modules import mod2_adapt
+    from fedlib.safl.fedqs.readings import ACTING_HYPERPARAMETERS
+
+    def decisions(**change):
+        opts = _options(reading_overrides(reading) + tuple(f"options.{k}={v}" for k, v in change.items()))
+        params = opts.mod2_params(opts.fidelity_rules())
+        cases = [(0.1, s, 0.5, f, 1.0) for s in (0.2, 0.8) for f in (0.5, 2.0)]  # all four client types
+        return [dataclasses.astuple(mod2_adapt(*c, params, G=0.5, momentum_G=0.5, per_class_accuracy=None))
+                for c in cases]
+
+    base = decisions()
+    for hp, value in (("a", 0.02), ("m0", 0.4), ("k", 0.5)):
+        moved = decisions(**{hp: value}) != base
+        assert moved == (hp in ACTING_HYPERPARAMETERS[reading]), (reading, hp)
+    assert "eta0" in ACTING_HYPERPARAMETERS[reading]  # the initial learning rate: every reading

@@ -28,7 +28,10 @@
 #
 # **This notebook** sweeps each hyperparameter with the others at their defaults: η0 (`local.lr`, which
 # FedQS uses as η0) for FedAvg, FedSGD, FedQS-Avg and FedQS-SGD; a, m0, k (`options.a`, `options.m0`,
-# `options.k`) for FedQS-Avg and FedQS-SGD.
+# `options.k`) for FedQS-Avg and FedQS-SGD. Under the official code's main-scripts reading `code-main`
+# (`readings`, spec "Readings": the code's rules, momentum 0) FedQS-Avg / FedQS-SGD sweep again the
+# hyperparameters that act there — η0 and a (momentum 0 leaves m0 and k unused:
+# `fedlib.safl.fedqs.readings.ACTING_HYPERPARAMETERS`, tested) — rows tagged `· code-main`.
 #
 # **The SAFL regime** (stated in the settings below): the official code's — `safl.upload=overwrite` (a
 # client's newer update replaces its queued one, so staleness stays bounded) and, with N = 100, the
@@ -54,6 +57,7 @@ grids = None       # e.g. {"a": [0.001, 0.002, 0.005]}: values per hyperparamete
 seeds = None       # e.g. [0, 1, 2]
 rounds = None      # T; None keeps the profile default
 target = None      # convergence-speed target as a fraction of the convergence accuracy
+readings = None    # FedQS readings run beside `paper` (fedlib.safl.fedqs.readings), e.g. ["code-main"]
 workers = None     # >1: run the missing cells in a local process pool first (fedlib.experiments.sweep)
 
 # %%
@@ -65,15 +69,17 @@ DEFAULTS = {"eta0": 0.1, "a": 0.002, "m0": 0.1, "k": 0.2}  # paper defaults (spe
 SETTINGS = {
     "smoke": dict(task="adult", seeds=[0, 1], rounds=5, workers=1, target=0.98,
                   grids={"eta0": [0.05, 0.1], "a": [0.002, 0.01], "m0": [0.1, 0.5], "k": [0.2, 0.5]},
-                  reduce=["safl.clients=10", "safl.delays=uniform", "safl.k=3", "data.max_train=2000"]),
+                  reduce=["safl.clients=10", "safl.delays=uniform", "safl.k=3", "data.max_train=2000"],
+                  readings=["code-main"]),
     "cpu": dict(task="adult", seeds=[0, 1, 2], rounds=200, workers=2, target=0.98,
                 grids={"eta0": [0.01, 0.1, 0.2], "a": [0.001, 0.002, 0.005, 0.02], "m0": [0.0, 0.1, 0.5],
-                       "k": [0.001, 0.2, 0.5]}, reduce=[]),
+                       "k": [0.001, 0.2, 0.5]}, reduce=[], readings=["code-main"]),
     "paper": dict(task="cifar10", seeds=[0], rounds=400, workers=1, target=0.80,
                   grids={"eta0": [0.01, 0.05, 0.1, 0.2], "a": [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02],
-                         "m0": [0.0, 0.1, 0.3, 0.5], "k": [0.001, 0.01, 0.1, 0.2, 0.5]}, reduce=[]),
+                         "m0": [0.0, 0.1, 0.3, 0.5], "k": [0.001, 0.01, 0.1, 0.2, 0.5]}, reduce=[],
+                  readings=["code-main"]),
 }
-LISTS = {'seeds'}  # knobs that hold lists
+LISTS = {'seeds', 'readings'}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
 S = settings
 from fedlib.reporting.fedqs import SINGLE_TASKS, task_regime  # noqa: E402
@@ -88,8 +94,9 @@ import seaborn as sns
 
 from fedlib.experiments import metrics
 from fedlib.reporting import check_names, comparison, run_all, save_comparison, save_figure
-from fedlib.reporting.fedqs import (CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, claim_row, interval_note, interval_words,
-                                   paired_rows, settings_row)
+from fedlib.reporting.fedqs import (CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, check_readings, claim_row, interval_note,
+                                   interval_words, paired_rows, settings_row)
+from fedlib.safl.fedqs.readings import ACTING_HYPERPARAMETERS, reading_overrides, reading_tag
 from fedlib.reporting.stats import interval_text, paired_difference
 
 sns.set_theme(style="whitegrid", context="notebook")
@@ -100,14 +107,26 @@ METHODS = {m: ALL_METHODS[m][0] for m in ("fedavg", "fedsgd", "fedqs-avg", "fedq
 study = Study(S["task"], profile, S["rounds"], S["reduce"], cpu_cv=CPU_CV_SUBSET)
 paper_scale = study.paper_scale
 KEY = {"eta0": "local.lr", "a": "options.a", "m0": "options.m0", "k": "options.k"}
+READ_ON = check_readings(S["readings"])  # FedQS also under these readings, rows tagged " · code-main"
+
+
+def acts(hp, reading):
+    """Whether ``hp`` changes a FedQS run under ``reading`` (under code-main momentum is 0: m0, k unused)."""
+    return hp in ACTING_HYPERPARAMETERS[reading]
+
+
 cells, cfgs, seen = [], [], {}
 for hp, values in S["grids"].items():
     methods = list(METHODS) if hp == "eta0" else ["fedqs-avg", "fedqs-sgd"]
     for method in methods:
-        for value in values:
-            for seed in S["seeds"]:
-                cells.append((hp, value, METHODS[method], seed))
-                cfgs.append(study.config(method, [f"{KEY[hp]}={value}"], seed))
+        for reading in ["paper", *(r for r in READ_ON if method.startswith("fedqs") and acts(hp, r))]:
+            for value in values:
+                for seed in S["seeds"]:
+                    cells.append((hp, value, METHODS[method] + reading_tag(reading), seed))
+                    cfgs.append(study.config(method, [f"{KEY[hp]}={value}", *reading_overrides(reading)], seed))
+LABELS = list(dict.fromkeys(c[2] for c in cells))  # every method, each FedQS reading after its paper row
+FEDQS = [(label, r) for r in ["paper", *READ_ON] for label in (METHODS["fedqs-avg"] + reading_tag(r),
+                                                               METHODS["fedqs-sgd"] + reading_tag(r))]
 unique = len({c.config_hash() for c in cfgs})
 print(f"{len(cfgs)} grid cells, {unique} distinct runs (the defaults are shared between the sweeps)")
 
@@ -127,8 +146,8 @@ table.unstack("method").round(2)
 
 # %%
 hps = list(S["grids"])
-PALETTE = dict(zip(METHODS.values(), sns.color_palette("tab10", len(METHODS))))
-MARKERS = dict(zip(METHODS.values(), ["o", "s", "X", "P"]))
+PALETTE = dict(zip(LABELS, sns.color_palette("tab10", len(LABELS))))
+MARKERS = dict(zip(LABELS, ["o", "s", "X", "P", "D", "v", "^", "<"]))
 fig, axes = plt.subplots(2, len(hps), figsize=(4.2 * len(hps), 7), squeeze=False)
 for j, hp in enumerate(hps):
     sub = runs[runs["hyperparameter"] == hp]
@@ -192,13 +211,13 @@ def seed_range(method):
 out = [settings_row("Figure 5", f"{scale_note}; {len(S['seeds'])} paired seeds {S['seeds']}; accuracy = convergence "
                     "accuracy (mean of the last 20 rounds), range = max − min of the seed means over a grid; its best − worst "
                     "interval picks both ends from the same data, so it errs towards resolving")]
-for method in ("FedQS-Avg", "FedQS-SGD"):
+for method, reading in FEDQS:
     out.append({"table": "Figure 5", "setting": f"{method} at the paper's defaults, {len(S['seeds'])} seeds",
                 "metric": "seed-to-seed accuracy range (points)", "paper": float("nan"),
                 "measured": seed_range(method), "note": "seed-to-seed spread (partition, delays and initial model change "
                 "with the seed); each range below is read paired over the same seeds"})
     for hp in ("a", "m0", "k", "eta0"):
-        if hp in S["grids"]:
+        if hp in S["grids"] and acts(hp, reading):
             size, note = spread(hp, method)
             out.append({"table": "Figure 5", "setting": f"{method}, {hp} over {S['grids'][hp]}",
                         "metric": "accuracy range (points)", "paper": float("nan"), "measured": size,
@@ -206,14 +225,18 @@ for method in ("FedQS-Avg", "FedQS-SGD"):
                                  "m0": "paper: between a and k", "eta0": "paper: too small / large η0 hurts"}[hp]
                         + "; " + note})
     for hp, lo, hi in (("a", 0.001, 0.005), ("k", 0.001, 0.2)):
+        if not acts(hp, reading):
+            continue
         size, note = spread(hp, method, lo, hi)
         out.append({"table": "Figure 5", "setting": f"{method}, {hp} in [{lo}, {hi}]", "metric": "accuracy range (points)",
                     "paper": float("nan"), "measured": size, "note": "paper: robust (small range) inside this interval; " + note})
 if "eta0" in S["grids"]:
-    gains = paired_rows(runs[runs["hyperparameter"] == "eta0"], [("FedQS-Avg", "FedAvg", 1), ("FedQS-SGD", "FedSGD", 1)],
-                        by=["value"], metrics=("accuracy",))
-    out.append(claim_row("Figure 5", "FedQS ahead of its foundation at every η0", gains.assign(
-        comparison=gains["comparison"] + " at η0 = " + gains["value"].astype(str)), note=scale_note))
+    gains = paired_rows(runs[runs["hyperparameter"] == "eta0"],
+                        [(m, "FedAvg" if "Avg" in m else "FedSGD", 1) for m, _ in FEDQS], by=["value"], metrics=("accuracy",))
+    for r in ["paper", *READ_ON]:  # one verdict per reading, the reading named
+        sel = gains[gains["method"].isin([m for m, rr in FEDQS if rr == r])]
+        out.append(claim_row("Figure 5", f"FedQS{reading_tag(r)} ahead of its foundation at every η0", sel.assign(
+            comparison=sel["comparison"] + " at η0 = " + sel["value"].astype(str)), note=scale_note))
     for _, r in gains.iterrows():
         out.append({"table": "Figure 5", "setting": f"{r['comparison']}, η0 = {r['value']}", "metric": "accuracy gain (points)",
                     "paper": float("nan"), "measured": r["mean"], "note": "paper: positive at every η0; " + interval_note(r)})

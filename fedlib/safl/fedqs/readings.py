@@ -18,8 +18,8 @@ from __future__ import annotations
 
 from fedlib.core.errors import check_choice
 
-__all__ = ["READINGS", "DEFAULT_READING", "READING_LABELS", "RULE_STEPS", "reading_overrides", "reading_tag",
-           "step_overrides"]
+__all__ = ["READINGS", "DEFAULT_READING", "READING_LABELS", "RULE_STEPS", "ACTING_HYPERPARAMETERS",
+           "reading_overrides", "reading_tag", "step_overrides"]
 
 #: reading name → the overrides it adds to a FedQS preset (the ``paper`` reading is the preset itself)
 READINGS: dict[str, tuple[str, ...]] = {
@@ -34,6 +34,13 @@ READING_LABELS = {
     "paper": "paper text (paper rules, momentum on)",
     "code-main": "code, main scripts (code rules, momentum 0)",
     "code-momentum": "code, momentum scripts (code rules, code's momentum rule)",
+}
+#: Mod②'s hyperparameters that change a run under each reading (Figure 5's sweeps): momentum 0 (code-main)
+#: leaves m0 and k unused, and the code's momentum rule (d) fixes k = 2 (spec §4)
+ACTING_HYPERPARAMETERS = {
+    "paper": ("eta0", "a", "m0", "k"),
+    "code-main": ("eta0", "a"),
+    "code-momentum": ("eta0", "a", "m0"),
 }
 
 #: one code rule switched on top of the ``paper`` reading: step name → (spec tag of the two sides,
