@@ -34,6 +34,7 @@ from fedlib.core.errors import FedlibError
 from fedlib.core.progress import PROGRESS_ENV
 from fedlib.reporting import PARTIAL_PROFILES, markdown_table, project_root, resolve_profile
 from fedlib.reporting.machine_paths import relativise_report
+from fedlib.reporting.curves import existing
 from fedlib.reporting.notebook_params import check_params, notebook_parameters  # noqa: F401
 from fedlib.reporting.paths import VARIANT_ENV
 from fedlib.core.utils import atomic_write_bytes
@@ -306,9 +307,10 @@ def write_index(out: Path, profile: str, index: dict) -> Path:
             lines.append(markdown_table(pd.read_csv(table).astype(object).fillna("")))
         else:
             lines.append("(this notebook wrote no paper-vs-measured table)")
-        if (out / Path(rel).with_suffix(".curves.csv")).exists():
-            lines += ["", f"Per-round accuracy and loss of every run it read: [{Path(rel).stem}.curves.csv]"
-                      f"({Path(rel).with_suffix('.curves.csv')})."]
+        curves = existing(out / Path(rel).with_suffix(".curves.csv"))
+        if curves:
+            link = Path(rel).parent / curves.name
+            lines += ["", f"Per-round accuracy and loss of every run it read: [{curves.name}]({link.as_posix()})."]
         lines += _not_run_lines(out / Path(rel).parent / (Path(rel).stem + ".not_run.csv"), entry)
     lines += not_run_section(profile)
     path = out / "README.md"

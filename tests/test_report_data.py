@@ -64,6 +64,27 @@ def test_curves_file_has_one_row_per_evaluated_round_with_a_readable_label(tmp_p
     assert write_report_data(out, "fedqs/t.ipynb", store=store) == []  # unchanged: not rewritten
 
 
+def test_a_large_curves_file_is_written_gzip_compressed_and_reads_back_the_same(tmp_path, monkeypatch):
+    import fedlib.reporting.curves as curves_mod
+
+    h1, h2 = _hash(1), _hash(2)
+    store = FakeStore({h1: _config("fedqs-avg", 0), h2: _config("fedavg", 1)})
+    out = tmp_path / "reports" / "cpu"
+    (out / "fedqs").mkdir(parents=True)
+    (out / "fedqs" / "t.runs.json").write_text(json.dumps({"report": "fedqs/t.ipynb", "runs": [h1, h2]}))
+    plain = write_report_data(out, "fedqs/t.ipynb", store=store)[0]
+    table = pd.read_csv(plain, dtype={"config_hash": str})
+    monkeypatch.setattr(curves_mod, "GZIP_ABOVE", 10)  # any real table is larger
+    written = write_report_data(out, "fedqs/t.ipynb", store=store)
+    assert [p.name for p in written] == ["t.curves.csv.gz"] and not plain.exists()  # one form at a time
+    assert curves_mod.existing(plain) == written[0]
+    assert written[0].read_bytes()[:2] == b"\x1f\x8b"  # gzip
+    pd.testing.assert_frame_equal(pd.read_csv(written[0], dtype={"config_hash": str}), table)
+    assert write_report_data(out, "fedqs/t.ipynb", store=store) == []  # same table: not rewritten
+    monkeypatch.setattr(curves_mod, "GZIP_ABOVE", 10**9)  # small again: plain CSV, the .gz removed
+    assert write_report_data(out, "fedqs/t.ipynb", store=store) == [plain] and not written[0].exists()
+
+
 def test_clients_file_only_for_a_notebook_that_reads_per_client_tables(tmp_path):
     h = _hash(4)
     store = FakeStore({h: _config("fedavg", 0)})

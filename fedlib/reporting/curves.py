@@ -21,6 +21,9 @@ from pathlib import Path
 import pandas as pd
 
 CURVES_SUFFIX = ".curves.csv"
+#: a data file larger than this (bytes, as CSV) is written gzip-compressed, ``<report>.curves.csv.gz``
+#: (pandas and most spreadsheet tools read it as is): the full Table 2 holds ~200 runs' curves
+GZIP_ABOVE = 2_000_000
 CLIENTS_SUFFIX = ".clients.csv"
 #: reports (their notebook's path under ``notebooks/`` without ``.ipynb``) whose notebook reads the
 #: per-client table of its runs (``RunResult.clients``): they get ``<report>.clients.csv`` too
@@ -150,18 +153,37 @@ def report_data(hashes: list[str], ledger=None, store=None) -> tuple[pd.DataFram
     return curve_df.reset_index(drop=True), client_df, missing
 
 
-def _write_if_changed(path: Path, df: pd.DataFrame) -> bool:
+def _gz(path: Path) -> Path:
+    return path.with_name(path.name + ".gz")
+
+
+def existing(path: Path) -> Path | None:
+    """The data file ``path`` as written: itself, or its gzip-compressed ``path.gz``; None if neither."""
+    return next((p for p in (path, _gz(path)) if p.exists()), None)
+
+
+def _write_if_changed(path: Path, df: pd.DataFrame) -> Path | None:
+    """Write ``df`` to ``path`` as CSV, or to ``path.gz`` when larger than :data:`GZIP_ABOVE` (the other
+    form removed); the path written, None when the file already held the same table."""
+    import gzip
+
     from fedlib.core.utils import atomic_write_bytes
 
     data = df.to_csv(index=False, float_format="%.6g", lineterminator="\n").encode()
-    if path.exists() and path.read_bytes() == data:
-        return False
-    atomic_write_bytes(path, data)
-    return True
+    target, other = (_gz(path), path) if len(data) > GZIP_ABOVE else (path, _gz(path))
+    if other.exists():
+        other.unlink()
+    if target.exists():
+        held = target.read_bytes()
+        if (gzip.decompress(held) if target.suffix == ".gz" else held) == data:
+            return None
+    atomic_write_bytes(target, gzip.compress(data, mtime=0) if target.suffix == ".gz" else data)
+    return target
 
 
 def data_paths(out: Path, rel: str) -> tuple[Path, Path]:
-    """(``<report>.curves.csv``, ``<report>.clients.csv``) of report ``rel`` under ``out``."""
+    """(``<report>.curves.csv``, ``<report>.clients.csv``) of report ``rel`` under ``out`` (either may be
+    written as ``.csv.gz``: :func:`existing`)."""
     stem = out / Path(rel).with_suffix("")
     return stem.with_name(stem.name + CURVES_SUFFIX), stem.with_name(stem.name + CLIENTS_SUFFIX)
 
@@ -189,9 +211,9 @@ def write_report_data(out: Path, rel: str, notebook: str | None = None, ledger=N
         print(f"fedlib reproduce: {rel}: {len(missing)} of its {len(hashes)} runs are in neither the ledger "
               f"nor the result store; its curves file leaves them out", file=sys.stderr)
     curves_path, clients_path = data_paths(out, rel)
-    written = [curves_path] if _write_if_changed(curves_path, curves) else []
-    if reads_clients(notebook or rel) and len(clients) and _write_if_changed(clients_path, clients):
-        written.append(clients_path)
+    written = [p for p in [_write_if_changed(curves_path, curves)] if p]
+    if reads_clients(notebook or rel) and len(clients):
+        written += [p for p in [_write_if_changed(clients_path, clients)] if p]
     return written
 
 
@@ -204,7 +226,7 @@ def write_all(out: Path, index: dict, root: Path, fresh=None) -> list[Path]:
 
     ledger, store, written = Ledger(root / "ledger"), results_store(), []
     for rel, entry in sorted(index.items()):
-        if entry.get("status") == "done" and (fresh is None or rel in fresh or not data_paths(out, rel)[0].exists()):
+        if entry.get("status") == "done" and (fresh is None or rel in fresh or not existing(data_paths(out, rel)[0])):
             written += write_report_data(out, rel, entry.get("notebook", rel), ledger, store)
     return written
 
