@@ -23,7 +23,11 @@ def runs_caption(cfgs, profile: str | None = None) -> str:
     return " · ".join(bits + ([f"{profile} profile"] if profile else []))
 
 
-def save_figure(fig, name: str, profile: str, group: str = "") -> Path:
+def save_figure(fig, name: str, profile: str, group: str = "", caption: str | None = None) -> Path:
+    """Save ``fig`` as the report's ``name.png``; ``caption`` (:func:`runs_caption`: seeds, T, model,
+    profile) is written under it, so the image alone says what runs it shows."""
+    if caption:
+        fig.text(0.5, 0.0, caption, ha="center", va="top", fontsize=8, color="0.35")
     path = report_file(profile, group, name, ".png")
     fig.savefig(path, dpi=110, bbox_inches="tight")
     return path

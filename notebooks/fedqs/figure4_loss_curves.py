@@ -157,7 +157,7 @@ for i, task in enumerate(task_list):
         ax.set_ylabel("test loss" + (f" (rolling mean of {S['smooth']})" if S["smooth"] > 1 else ""))
         ax.legend(fontsize=7, ncol=2)
 fig.tight_layout()
-save_figure(fig, "figure4_loss_curves", profile, GROUP)
+save_figure(fig, "figure4_loss_curves", profile, GROUP, caption=runs_caption(cfgs, profile))
 plt.show()
 
 # %% [markdown]

@@ -93,7 +93,7 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.experiments import metrics
-from fedlib.reporting import check_names, comparison, run_all, save_comparison, save_figure
+from fedlib.reporting import check_names, comparison, run_all, runs_caption, save_comparison, save_figure
 from fedlib.reporting.fedqs import (CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, check_readings, claim_row, interval_note,
                                    interval_words, paired_rows, settings_row)
 from fedlib.safl.fedqs.readings import ACTING_HYPERPARAMETERS, reading_overrides, reading_tag
@@ -165,7 +165,7 @@ for j, hp in enumerate(hps):
             ax.get_legend().remove()
 fig.suptitle("FedQS hyperparameter sweeps (dotted: paper default)")
 fig.tight_layout()
-save_figure(fig, "figure5_hyperparameters", profile, GROUP)
+save_figure(fig, "figure5_hyperparameters", profile, GROUP, caption=runs_caption(cfgs, profile))
 plt.show()
 
 # %% [markdown]

@@ -214,7 +214,7 @@ g = sns.relplot(data=curves, x="round", y="accuracy", hue="aggregation", col="se
                 errorbar=("ci", 95), seed=0, height=3, aspect=1.6, facet_kws={"sharey": False})
 g.set_titles("{col_name}")
 g.figure.suptitle(f"Test accuracy, gradient vs model aggregation ({S['task']})", y=1.02)
-save_figure(g.figure, "table1_aggregation_gap", profile, GROUP)
+save_figure(g.figure, "table1_aggregation_gap", profile, GROUP, caption=runs_caption(cfgs, profile))
 plt.show()
 
 # %% [markdown]

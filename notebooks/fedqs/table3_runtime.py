@@ -86,7 +86,7 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.claims import FEDQS_PAPER as P  # the paper's numbers
-from fedlib.reporting import comparison, run_all, save_comparison, save_figure
+from fedlib.reporting import comparison, run_all, runs_caption, save_comparison, save_figure
 from fedlib.reporting.fedqs import (METHODS, TASKS, check_readings, expand_tasks, method_names, scale_summary,
                                    target_rounds, task_config, task_scale)
 from fedlib.safl.fedqs.readings import reading_overrides, reading_tag
@@ -138,7 +138,7 @@ for ax, col, title in zip(axes, ["virtual_time", "cost_time", "wall_time"],
     ax.set_xlabel("")
 for ax in axes[1:]:
     ax.get_legend().remove() if ax.get_legend() else None
-save_figure(fig, "table3_runtime", profile, GROUP)
+save_figure(fig, "table3_runtime", profile, GROUP, caption=runs_caption(cfgs, profile))
 plt.show()
 
 # %% [markdown]

@@ -233,7 +233,7 @@ for j, system in enumerate(S["systems"]):
     axes[0][j].set_ylabel("test accuracy (%)")
     axes[1][j].set_ylabel("mean staleness of the aggregated updates")
 fig.tight_layout()
-save_figure(fig, "table4_curves", profile, GROUP)
+save_figure(fig, "table4_curves", profile, GROUP, caption=runs_caption(cfgs, profile))
 plt.show()
 
 # %% [markdown]

@@ -174,7 +174,7 @@ g = sns.relplot(data=curves, x="round", y="accuracy", hue="variant", hue_order=S
                 kind="line", errorbar=("ci", 95), seed=0, height=3.5, aspect=1.5)
 g.set_titles("{col_name}")
 g.figure.suptitle("Ablation: test accuracy per round", y=1.03)
-save_figure(g.figure, "table5_ablation", profile, GROUP)
+save_figure(g.figure, "table5_ablation", profile, GROUP, caption=runs_caption(cfgs, profile))
 plt.show()
 
 # %% [markdown]

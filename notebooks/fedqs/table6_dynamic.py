@@ -91,7 +91,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
-from fedlib.reporting import check_names, comparison, run_all, save_comparison, save_figure
+from fedlib.reporting import check_names, comparison, run_all, runs_caption, save_comparison, save_figure
 from fedlib.reporting.fedqs import (CORE_METHODS, CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, check_readings, claim_row,
                                    interval_note, paired_rows, settings_row)
 from fedlib.safl.fedqs.readings import reading_overrides, reading_tag
@@ -147,7 +147,7 @@ for name, ax in g.axes_dict.items():
         ax.axvline(events[name], color="black", ls="--", lw=0.8)
 g.set_titles("{col_name}")
 g.figure.suptitle("Test accuracy under the dynamic scenarios (dashed: the event)", y=1.02)
-save_figure(g.figure, "table6_dynamic", profile, GROUP)
+save_figure(g.figure, "table6_dynamic", profile, GROUP, caption=runs_caption(cfgs, profile))
 plt.show()
 
 # %% [markdown]
