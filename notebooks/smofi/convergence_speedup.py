@@ -98,7 +98,7 @@ from fedlib.reporting import (PAPER_CIFAR10_SPEEDUP, PAPER_TINYIMAGENET_ROUNDS, 
                               interval_text, not_run_table, paired_difference, paper_expected_sign, resolve_profile,
                               run_or_load, save_comparison, save_figure, save_not_run, settings_row, show_settings,
                               signed_verdict, smofi_configs, smofi_scale_note, smofi_setting_title, smofi_settings,
-                              speedup_label)
+                              speedup_label, runs_caption)
 from fedlib.claims.smofi_claims import PAPER_LARGEST_SPEEDUP
 from fedlib.reporting.smofi import on_paper_split
 from fedlib.reporting.smofi_figures import show_speedup_per_seed, smofi_caption
@@ -268,7 +268,8 @@ if len(curves):
                              fontsize=9)
                 ax.set_ylabel("test accuracy (%)")
         fig.tight_layout()
-        save_figure(fig, f"convergence_speedup_curves_{d}", profile, "smofi")
+        save_figure(fig, f"convergence_speedup_curves_{d}", profile, "smofi",
+                    caption=runs_caption([c for c, (dd, *_) in zip(cfgs, plan) if dd == d], profile))
         plt.show()
 
     # speed-up per seed (log scale); a hollow marker at the bound where the method never reached the target

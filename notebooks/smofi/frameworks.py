@@ -103,7 +103,7 @@ from fedlib.reporting import (PAPER_FRAMEWORKS, PAPER_TINYIMAGENET_ROUNDS, censo
                               dataset_missing, interval_text, not_run_table, paired_difference, paper_expected_sign,
                               resolve_profile, run_or_load, save_comparison, save_figure, save_not_run, settings_row,
                               show_paired, show_settings, signed_verdict, smofi_configs, smofi_scale_note,
-                              smofi_setting_title, smofi_settings)
+                              smofi_setting_title, smofi_settings, runs_caption)
 from fedlib.reporting.smofi_figures import show_smofi_paired
 
 profile = resolve_profile(profile)
@@ -206,7 +206,8 @@ if len(curves):
                              fontsize=9)
                 ax.set_ylabel("test accuracy (%)")
         fig.tight_layout()
-        save_figure(fig, f"frameworks_curves_{d}", profile, "smofi")
+        save_figure(fig, f"frameworks_curves_{d}", profile, "smofi",
+                    caption=runs_caption([c for c, (dd, *_) in zip(cfgs, plan) if dd == d], profile))
         plt.show()
 
 # %% [markdown]

@@ -117,7 +117,7 @@ from fedlib.reporting import (PAPER_ACCURACY, SMOFI_DATASETS, SMOFI_METHODS, com
                               interval_text, not_run_table, paired_difference, paper_expected_sign, resolve_profile,
                               run_or_load, save_comparison, save_figure, save_not_run, settings_row, show_paired,
                               show_settings, signed_verdict, smofi_configs, smofi_scale_note, smofi_setting_title,
-                              smofi_settings)
+                              smofi_settings, runs_caption)
 from fedlib.reporting.smofi import on_paper_split, smofi_partition
 from fedlib.reporting.smofi_figures import show_smofi_paired
 
@@ -212,7 +212,8 @@ if len(curves):
             ax.set_title(f"{d}, {smofi_setting_title(profile, part)} — {profile} profile", fontsize=9)
             ax.set_ylabel("test accuracy (%)")
         fig.tight_layout()
-        save_figure(fig, f"main_accuracy_curves_{d}", profile, "smofi")
+        save_figure(fig, f"main_accuracy_curves_{d}", profile, "smofi",
+                    caption=runs_caption([c for c, (dd, *_) in zip(cfgs, plan) if dd == d], profile))
         plt.show()
 
 # %% [markdown]
