@@ -92,8 +92,9 @@
 #   evaluated every 5th round and every round of the last 20
 #   (`eval_every=5, eval_last=20`: 96 of 400 rounds; the convergence accuracy's 20 rounds are the
 #   every-round tail, and every metric reads the evaluated rounds only — rounds to target resolve to 5
-#   rounds before round 381). FedQS-SGD, FedSGD, FedQS-Avg, FedAvg, **two paired seeds [0, 1]**, and FedQS-SGD /
-#   FedQS-Avg under the reading `code-main` (12 runs of ~½ hour each; `-p 'seeds=[0, 1, 2]'` and `-p 'methods=[..., wkafl, m-step]'` add the third seed and the
+#   rounds before round 381). FedQS-SGD, FedSGD, FedQS-Avg, FedAvg, **two paired seeds [0, 1]**, and FedQS-SGD
+#   under the reading `code-main` (`reading_methods`; FedQS-Avg, which the readings barely move at `cpu`, is a
+#   not-run row: 2 runs ≈ 1 core-hour) (10 runs of ~½ hour each; `-p 'seeds=[0, 1, 2]'` and `-p 'methods=[..., wkafl, m-step]'` add the third seed and the
 #   paper's best baselines in later sittings). A figure of FedQS − baseline against the round shows when
 #   the difference opens or closes.
 # - `paper`: every task at the paper's scale (ResNet-18 and LSTM need a GPU), three seeds; FedQS under
@@ -116,6 +117,7 @@ full_tasks = None  # reduced tasks that still run every method of `methods` (cpu
 holdout_tasks = None  # tasks that also run FedQS-Avg / FedQS-SGD under the 8:2 holdout of the paper (data.validation: holdout)
 readings = None    # FedQS readings run beside `paper` (fedlib.safl.fedqs.readings), e.g. ["code-main", "code-momentum"]
 reading_tasks = None  # tasks on which FedQS-Avg / FedQS-SGD also run under each of `readings`, or {reading: tasks}
+reading_methods = None  # which FedQS variants run under the readings: fedqs-avg, fedqs-sgd (None: both)
 seeds = None       # e.g. [0, 1, 2]
 rounds = None      # override T for every task; None keeps the profile default
 task_rounds = None # T per task, e.g. {"cifar10-x0.1": 100}; a task not named keeps `rounds`
@@ -131,23 +133,24 @@ MAIN = ["fedavg", "m-step", "fedqs-avg", "fedsgd", "wkafl", "fedqs-sgd"]  # FedQ
 SETTINGS = {
     "smoke": dict(tasks=["adult-gender"], methods=None, reduced_methods=None, full_tasks=[],
                   holdout_tasks=["adult-gender"], readings=["code-main"], reading_tasks=["adult-gender"],
+                  reading_methods=None,
                   seeds=[0, 1], rounds=None, task_rounds={}, workers=1),
     "cpu": dict(tasks=["cifar10", "shakespeare", "adult"], methods=None, reduced_methods=MAIN,
                 full_tasks=["cifar10-x0.5"], holdout_tasks=["cifar10-x0.5"], readings=["code-main", "code-momentum"],
                 reading_tasks={"code-main": ["cifar10", "adult"], "code-momentum": ["cifar10-x0.5", "adult"]},
-                seeds=[0, 1, 2], rounds=None,
+                reading_methods=None, seeds=[0, 1, 2], rounds=None,
                 task_rounds={"cifar10-x0.1": 50, "cifar10-x0.5": 50, "cifar10-x1": 50}, workers=2),
     "paper": dict(tasks=ALL_TASKS, methods=None, reduced_methods=None, full_tasks=[],
                   holdout_tasks=["cifar10-x0.5"], readings=["code-main", "code-momentum"],
                   reading_tasks={"code-main": ALL_TASKS, "code-momentum": ["cifar10-x0.5", "adult"]},
-                  seeds=[0, 1, 2], rounds=None, task_rounds={}, workers=1),
+                  reading_methods=None, seeds=[0, 1, 2], rounds=None, task_rounds={}, workers=1),
     # T = 400 (the cpu overlay + rounds=400, eval_every=5, eval_last=20), x = 0.5, FedQS and its two foundations
     "long": dict(tasks=["cifar10-x0.5"], methods=["fedqs-sgd", "fedsgd", "fedqs-avg", "fedavg"], reduced_methods=None,
                  full_tasks=[], holdout_tasks=[], readings=["code-main"], reading_tasks=["cifar10-x0.5"],
-                 seeds=[0, 1], rounds=None,
+                 reading_methods=["fedqs-sgd"], seeds=[0, 1], rounds=None,
                  task_rounds={}, workers=2),
 }
-LISTS = {'methods', 'reduced_methods', 'seeds', 'tasks', 'full_tasks', 'holdout_tasks', 'readings'}  # knobs that hold lists
+LISTS = {'methods', 'reduced_methods', 'seeds', 'tasks', 'full_tasks', 'holdout_tasks', 'readings', 'reading_methods'}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
 S = settings
 from fedlib.reporting.fedqs import tasks_regime  # noqa: E402
@@ -185,6 +188,8 @@ task_list = [t for t in requested if not missing[t]]
 full_tasks = expand_tasks(S["full_tasks"] or [])
 holdout_tasks = [t for t in expand_tasks(S["holdout_tasks"] or []) if t in task_list]
 READ_ON = readings_by_task(S["readings"], S["reading_tasks"], task_list)  # {task: readings beside `paper`}
+READ_METHODS = check_names(S["reading_methods"] or ["fedqs-avg", "fedqs-sgd"], ["fedqs-avg", "fedqs-sgd"],
+                           "FedQS variant", "reading_methods")
 # a FedQS row's variant: "" (paper reading, all data trains), the paper's 8:2 holdout, or another reading
 EXTRA = {"holdout": ("data.validation=holdout",), **{r: reading_overrides(r) for r in S["readings"] or []}}
 TAG = {"": "", "holdout": " · 8:2 holdout", **{r: reading_tag(r) for r in S["readings"] or []}}
@@ -207,7 +212,7 @@ def methods_on(task):
 cells = [(t, m, s, "") for t in task_list for m in methods_on(t) for s in S["seeds"]]
 cells += [(t, m, s, "holdout") for t in holdout_tasks for m in ("fedqs-avg", "fedqs-sgd") if m in methods_on(t)
           for s in S["seeds"]]
-cells += [(t, m, s, r) for t in task_list for r in READ_ON[t] for m in ("fedqs-avg", "fedqs-sgd") if m in methods_on(t)
+cells += [(t, m, s, r) for t in task_list for r in READ_ON[t] for m in READ_METHODS if m in methods_on(t)
           for s in S["seeds"]]
 cfgs = [task_config(m, t, profile, rounds_of(t), extra=EXTRA.get(v, ())).replace(seed=s) for t, m, s, v in cells]
 print(f"{len(cfgs)} runs: {len(task_list)} task(s), {len(S['seeds'])} seed(s), "
@@ -383,6 +388,12 @@ for task in requested:  # what the paper has and this execution does not run
     if missing[task]:
         out.append(not_run_row("Table 2", TASKS[task][2], missing[task]))
 for task in task_list:  # the code's readings of FedQS on the columns that ran without them
+    skipped = [METHODS[m][0] for m in ("fedqs-avg", "fedqs-sgd") if m in methods_on(task) and m not in READ_METHODS]
+    if READ_ON[task] and skipped:
+        out.append(not_run_row("Table 2", f"{TASKS[task][2]}: {', '.join(skipped)} under the readings "
+                               f"{', '.join(READ_ON[task])}", f"not in `reading_methods` of this execution ({profile} "
+                               f"profile): {len(skipped) * len(READ_ON[task]) * len(S['seeds'])} more runs of this "
+                               "column's cost"))
     left = [r for r in READINGS if r != "paper" and r not in READ_ON[task]]
     if left:
         out.append(not_run_row("Table 2", f"{TASKS[task][2]}: FedQS-Avg / FedQS-SGD under the readings {', '.join(left)}",
