@@ -19,7 +19,7 @@ import pytest
 from fedlib.cli import main
 from fedlib.core.errors import FedlibError
 from fedlib.experiments import CorruptResultWarning, ResultStore, RunConfig, run
-from fedlib.experiments import store as store_mod
+from fedlib.experiments.results import store as store_mod
 
 
 def toy(*sets):

@@ -50,7 +50,7 @@ def _configs(args, many: bool = False):
 
 
 def _store(args):
-    from fedlib.experiments.store import ResultStore
+    from fedlib.experiments.results.store import ResultStore
 
     return ResultStore(args.results)
 
@@ -63,7 +63,7 @@ def _print_json(obj) -> None:
 
 # ---------------------------------------------------------------------------- commands
 def cmd_run(args) -> int:
-    from fedlib.experiments.runner import run
+    from fedlib.experiments.running.runner import run
 
     import contextlib
 
@@ -78,7 +78,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from fedlib.experiments.sweep import grid, parse_grid, sweep
+    from fedlib.experiments.running.sweep import grid, parse_grid, sweep
 
     axes = parse_grid(args.grid)
     check(not ("seed" in axes and args.seeds is not None),
@@ -105,7 +105,7 @@ def cmd_sweep(args) -> int:
 def cmd_results(args) -> int:
     store = _store(args)
     if args.action in ("export", "import"):
-        from fedlib.experiments import ledger_cli
+        from fedlib.experiments.results import cli as ledger_cli
 
         return (ledger_cli.cmd_export if args.action == "export" else ledger_cli.cmd_import)(store, args)
     if args.action == "list":
@@ -125,7 +125,7 @@ def cmd_results(args) -> int:
         _print_json(store.show(args.hashes[0]))
         return 0
     if args.action == "rehash":
-        from fedlib.experiments.rehash import rehash_store
+        from fedlib.experiments.results.rehash import rehash_store
 
         table = rehash_store(store, dry_run=args.dry_run)
         if args.json:

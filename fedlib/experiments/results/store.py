@@ -31,8 +31,8 @@ report it as ``damaged`` instead of failing. A reader opens
 meanwhile (its inode changed) it reads again. Checkpoint and progress files of a running run are
 written with :func:`fedlib.core.utils.atomic_write_bytes` (temporary file + rename).
 
-The files' byte formats, checksums and atomic renames are :mod:`fedlib.experiments.store_files`;
-``list`` / ``show`` / ``rm`` are :mod:`fedlib.experiments.store_admin`.
+The files' byte formats, checksums and atomic renames are :mod:`fedlib.experiments.results.store_files`;
+``list`` / ``show`` / ``rm`` are :mod:`fedlib.experiments.results.store_admin`.
 
 Checkpoints carry the sha256 of their payload and are read with ``torch.load(weights_only=True)``
 only, so a results folder from someone else cannot run code, and an edited one is refused.
@@ -57,9 +57,9 @@ import pandas as pd
 from fedlib.core.paths import results_root
 from fedlib.core.errors import FedlibError, check
 from fedlib.core.utils import atomic_write_bytes, check_writable_dir
-from fedlib.experiments.store_safe import lock_dir, refuse_system_root, sweep_temporaries, write_file
-from fedlib.experiments.store_admin import MIN_RM_PREFIX, StoreAdmin  # noqa: F401
-from fedlib.experiments.store_files import (_NOFOLLOW, _check_path_length, _Damaged, _exchange, _json_bytes,  # noqa: F401
+from fedlib.experiments.results.store_safe import lock_dir, refuse_system_root, sweep_temporaries, write_file
+from fedlib.experiments.results.store_admin import MIN_RM_PREFIX, StoreAdmin  # noqa: F401
+from fedlib.experiments.results.store_files import (_NOFOLLOW, _check_path_length, _Damaged, _exchange, _json_bytes,  # noqa: F401
                                             _rename_onto_free, _sha256, csv_to_frame, frame_to_csv)
 
 __all__ = ["ResultStore", "RunResult", "CorruptResultWarning", "default_root"]
@@ -429,7 +429,7 @@ class ResultStore(StoreAdmin):
         summary = dict(summary)
         summary["files"] = {n: _sha256(blobs[n]) for n in ("history.csv", "clients.csv")}
         blobs["summary.json"] = _json_bytes(summary)
-        from fedlib.experiments.provenance import provenance  # noqa: PLC0415
+        from fedlib.experiments.results.provenance import provenance  # noqa: PLC0415
 
         self.write_folder(h, blobs, extra_done={"provenance": provenance()})
         return RunResult(history=csv_to_frame(blobs["history.csv"]),
@@ -468,7 +468,7 @@ class ResultStore(StoreAdmin):
 
     def sweep_temporaries(self) -> list[str]:
         """Remove the temporary folders of killed writes (``.<hash12>.<token>.tmp`` no live writer
-        holds: see :func:`~fedlib.experiments.store_safe.sweep_temporaries`); the names removed."""
+        holds: see :func:`~fedlib.experiments.results.store_safe.sweep_temporaries`); the names removed."""
         return sweep_temporaries(self.root) if self.root.is_dir() else []
 
     def _install(self, tmp: Path, h: str) -> None:

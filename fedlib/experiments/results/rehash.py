@@ -28,7 +28,7 @@ import pandas as pd
 
 from fedlib.core.errors import FedlibError
 from fedlib.experiments.config import LABEL_FIELDS, UNREAD_SECTIONS, RunConfig, omit_hash_defaults
-from fedlib.experiments.store import ResultStore
+from fedlib.experiments.results.store import ResultStore
 
 __all__ = ["NEUTRAL_FIELDS", "legacy_config_hash", "scheme_hashes", "rehash_store"]
 

@@ -1,4 +1,4 @@
-"""The files of one stored result (split from :mod:`fedlib.experiments.store`): their byte formats
+"""The files of one stored result (split from :mod:`fedlib.experiments.results.store`): their byte formats
 (CSV tables that read back bit for bit, canonical JSON), checksums, and the renames that put a
 finished result in place atomically (Linux ``renameat2(RENAME_EXCHANGE)``, else a plain rename)."""
 

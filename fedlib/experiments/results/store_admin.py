@@ -1,4 +1,4 @@
-"""Inspecting and pruning a result store (split from :mod:`fedlib.experiments.store`): ``results
+"""Inspecting and pruning a result store (split from :mod:`fedlib.experiments.results.store`): ``results
 list`` / ``show`` / ``rm``. Damaged entries are listed as such, never raise (issue 33); removal takes
 an entry out of the store in one rename and says so only when it is gone."""
 
@@ -14,13 +14,13 @@ from pathlib import Path
 import pandas as pd
 
 from fedlib.core.errors import FedlibError
-from fedlib.experiments.store_files import _Damaged, _json_field, _mtime
+from fedlib.experiments.results.store_files import _Damaged, _json_field, _mtime
 
 MIN_RM_PREFIX = 8  # `results rm` by a shorter prefix needs --yes (issue 33)
 
 
 class StoreAdmin:
-    """``list``, ``show`` and ``rm`` of :class:`~fedlib.experiments.store.ResultStore` (which
+    """``list``, ``show`` and ``rm`` of :class:`~fedlib.experiments.results.store.ResultStore` (which
     supplies ``root``, ``hashes``, ``resolve``, ``_snapshot``, ``_verify`` and ``entry_problem``)."""
 
     @staticmethod

@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 from fedlib.core.errors import FedlibError, check
-from fedlib.experiments.ledger import Ledger, export_runs, import_runs
+from fedlib.experiments.results.ledger import Ledger, export_runs, import_runs
 
 __all__ = ["register", "cmd_export", "cmd_import", "cmd_verify", "report_runs", "compare_histories"]
 
@@ -47,7 +47,7 @@ def report_runs(reports: Path, profile: str | None = None) -> dict[str, list[str
 
 
 def _reports_root() -> Path:
-    from fedlib.experiments.ledger import default_ledger_root
+    from fedlib.experiments.results.ledger import default_ledger_root
 
     return default_ledger_root().parent / "reports"
 
@@ -203,9 +203,11 @@ def record_drift(path: Path, measured: list[dict]) -> int:
 def cmd_verify(args) -> int:
     import pandas as pd
 
-    from fedlib.experiments import ResultStore, RunConfig, run
-    from fedlib.experiments.provenance import cpu_type, drift_family
-    from fedlib.experiments.store import csv_to_frame
+    from fedlib.experiments.config import RunConfig
+    from fedlib.experiments.results.store import ResultStore
+    from fedlib.experiments.running.runner import run
+    from fedlib.experiments.results.provenance import cpu_type, drift_family
+    from fedlib.experiments.results.store import csv_to_frame
 
     ledger = Ledger(args.ledger)
     refused = []
