@@ -62,7 +62,7 @@ def as_old(store, cfg, scheme, drop=()):
     blobs["config.json"] = (json.dumps(stored) + "\n").encode()
     blobs["summary.json"] = (json.dumps(summary) + "\n").encode()
     store.write_folder(old, blobs)
-    store._discard(h)
+    store.discard(h)
     return old
 
 

@@ -19,7 +19,7 @@ import torch
 from fedlib.data.fingerprint import dataset_fingerprint
 from fedlib.data.paths import data_root
 from fedlib.experiments import CorruptResultWarning, ResultStore, RunConfig, run
-from fedlib.experiments.results.store import _sha256
+from fedlib.experiments.results.store_files import sha256_hex as _sha256
 
 ADULT = "fedavg-adult-gender-smoke"
 

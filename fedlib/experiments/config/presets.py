@@ -20,7 +20,7 @@ from fedlib.core.errors import FedlibError, check
 __all__ = ["PRESET_DIR", "TASKS", "load_yaml_file", "load_preset_dict", "list_presets", "preset_description",
            "profile_overlay", "overlay_overrides"]
 
-PRESET_DIR = Path(__file__).resolve().parent.parent / "presets"
+PRESET_DIR = Path(__file__).resolve().parents[2] / "presets"  # fedlib/presets
 
 # Composed presets (fedlib/presets/README.md): a name ``<algorithm>-<task>[-<profile>]`` without a
 # file of its own is the task's base preset with ``algorithm`` set, then the profile's overlay file

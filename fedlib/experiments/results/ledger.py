@@ -188,7 +188,7 @@ class Ledger:
             files = self.read(h)
         except FedlibError as err:
             return None, err.problem
-        state, why = ResultStore._verify(h, files)
+        state, why = ResultStore.verify(h, files)
         if state != "done":
             return None, why or state
         try:
@@ -338,8 +338,8 @@ def export_runs(store: ResultStore, ledger: Ledger, hashes: list[str]) -> dict:
         if ledger.has(h):
             out["present"].append(h)
             continue
-        snap = store._snapshot(h)
-        if snap is None or store._verify(h, snap)[0] != "done":
+        snap = store.snapshot(h)
+        if snap is None or store.verify(h, snap)[0] != "done":
             out["missing"].append(h)
             continue
         ledger.add(h, {name: snap[name] for name in _FILES})

@@ -127,7 +127,7 @@ def _move(store: ResultStore, old: str, new: str, fingerprint, config: dict) -> 
     blobs["config.json"] = _dump(stored)
     blobs["summary.json"] = _dump(summary)
     store.write_folder(new, blobs, {"rehashed": {"from": old, "at": time.strftime("%Y-%m-%dT%H:%M:%S")}})
-    store._discard(old)
+    store.discard(old)
 
 
 def _dump(obj) -> bytes:

@@ -18,12 +18,15 @@ import pandas as pd
 from fedlib.core.dataclass_io import json_clean
 from fedlib.core.errors import FedlibError
 
-class _Damaged(Exception):
+__all__ = ["DamagedEntry", "rename_onto_free", "exchange", "json_field", "mtime_text", "check_path_length",
+           "sha256_hex", "json_bytes", "frame_to_csv", "csv_to_frame", "NOFOLLOW"]
+
+
+class DamagedEntry(Exception):
     """A store entry that is not a readable result folder (``entry_problem``)."""
 
 
-
-def _rename_onto_free(src: Path, dst: Path) -> bool:
+def rename_onto_free(src: Path, dst: Path) -> bool:
     """Rename ``src`` to ``dst``; False (nothing done) when ``dst`` is taken by another entry."""
     try:
         os.rename(src, dst)
@@ -34,8 +37,7 @@ def _rename_onto_free(src: Path, dst: Path) -> bool:
     return False
 
 
-
-def _exchange(a: Path, b: Path) -> bool:
+def exchange(a: Path, b: Path) -> bool:
     """Swap two paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where unavailable."""
     func = _renameat2()
     if func is None:
@@ -53,7 +55,6 @@ def _exchange(a: Path, b: Path) -> bool:
 _RENAMEAT2: list = []
 
 
-
 def _renameat2():
     if not _RENAMEAT2:
         try:
@@ -67,8 +68,7 @@ def _renameat2():
     return _RENAMEAT2[0]
 
 
-
-def _json_field(blob, key: str | None = None) -> dict:
+def json_field(blob, key: str | None = None) -> dict:
     """``json.loads(blob)`` (its ``key`` entry) as a dict; {} for a missing or unreadable blob."""
     try:
         out = json.loads(blob) if blob else {}
@@ -78,16 +78,14 @@ def _json_field(blob, key: str | None = None) -> dict:
     return out if isinstance(out, dict) else {}
 
 
-
-def _mtime(d: Path) -> str | None:
+def mtime_text(d: Path) -> str | None:
     try:
         return time.strftime("%Y-%m-%d %H:%M", time.localtime(os.lstat(d).st_mtime))
     except OSError:
         return None
 
 
-
-def _check_path_length(path: Path) -> None:
+def check_path_length(path: Path) -> None:
     """FedlibError for a path the file system cannot hold (a name over 255 bytes, or too long)."""
     text = str(path)
     longest = max((len(os.fsencode(part)) for part in path.parts), default=0)
@@ -97,15 +95,12 @@ def _check_path_length(path: Path) -> None:
                           "set FEDLIB_RESULTS (or --results / store=) to a shorter path")
 
 
-
-def _sha256(data: bytes) -> str:
+def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-
-def _json_bytes(obj) -> bytes:
+def json_bytes(obj) -> bytes:
     return (json.dumps(json_clean(obj), indent=2, sort_keys=True, allow_nan=False) + "\n").encode()
-
 
 
 def frame_to_csv(df: pd.DataFrame) -> bytes:
@@ -114,11 +109,9 @@ def frame_to_csv(df: pd.DataFrame) -> bytes:
     return df.to_csv(index=False).encode()
 
 
-
 # pandas < 3 parses floats with a fast, slightly inexact parser unless asked for round-trip;
 # pandas >= 3 is exact by default and deprecates the argument
 _ROUND_TRIP = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
-
 
 
 def csv_to_frame(data: bytes) -> pd.DataFrame:
@@ -128,5 +121,4 @@ def csv_to_frame(data: bytes) -> pd.DataFrame:
     return pd.read_csv(io.BytesIO(data), **_ROUND_TRIP)
 
 
-
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
