@@ -2,8 +2,8 @@
 
     fedlib data info|fetch NAME          (fedlib.data.cli)
     fedlib bench engine ...              (fedlib.train.bench)
-    fedlib run | sweep | results ...     (fedlib.experiments.cli)
-    fedlib verify ...                    (fedlib.experiments.results.cli)
+    fedlib run | sweep | presets         (fedlib.experiments.cli)
+    fedlib results ... | verify ...      (fedlib.experiments.results.cli)
     fedlib safl schedule ...             (fedlib.safl.cli)
     fedlib split compare ...             (fedlib.experiments.running.compare)
     fedlib reproduce ...                 (fedlib.reproduce)
