@@ -200,7 +200,9 @@ class ResultStore:
 
     # ------------------------------------------------------------------ integrity
     def snapshot(self, h: str) -> dict[str, bytes] | None:
-        """The files of ``<root>/<h>`` read through one open directory handle (None: no folder).
+        """The files of ``<root>/<h>`` read through one open directory handle (None: no folder);
+        :class:`~fedlib.experiments.results.store_files.DamagedEntry` when it is not a readable
+        result folder (:meth:`entry_problem`). :meth:`verify` judges what it returns.
 
         If the folder is swapped for another write while it is read (its inode changes), it is read
         again, so the bytes returned always come from one directory: never a mix of two writes.
@@ -321,7 +323,8 @@ class ResultStore:
 
     @staticmethod
     def verify(h: str, snap: dict[str, bytes]) -> tuple[str, str]:
-        """("done"|"partial"|"failed"|"corrupt", detail) of one folder's files."""
+        """("done"|"partial"|"failed"|"corrupt", detail) of one folder's files (a :meth:`snapshot`, or
+        the files of a ledger entry): DONE, its checksums and those summary.json lists."""
         if "DONE" not in snap:
             if "error.json" in snap:
                 try:
