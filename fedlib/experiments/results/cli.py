@@ -205,10 +205,9 @@ def cmd_verify(args) -> int:
     import pandas as pd
 
     from fedlib.experiments.config import RunConfig
-    from fedlib.experiments.results.store import ResultStore
-    from fedlib.experiments.running.runner import run
     from fedlib.experiments.results.provenance import cpu_type, drift_family
-    from fedlib.experiments.results.store import csv_to_frame
+    from fedlib.experiments.results.store import ResultStore, csv_to_frame
+    from fedlib.experiments.running.runner import run
 
     ledger = Ledger(args.ledger)
     refused = []

@@ -40,7 +40,6 @@ only, so a results folder from someone else cannot run code, and an edited one i
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -59,31 +58,16 @@ from fedlib.core.errors import FedlibError, check
 from fedlib.core.utils import atomic_write_bytes, check_writable_dir
 from fedlib.experiments.results.store_safe import lock_dir, refuse_system_root, sweep_temporaries, write_file
 from fedlib.experiments.results.store_admin import MIN_RM_PREFIX, StoreAdmin  # noqa: F401
-from fedlib.experiments.results.store_files import (NOFOLLOW, DamagedEntry, check_path_length, csv_to_frame,  # noqa: F401
-                                                    exchange, frame_to_csv, json_bytes, rename_onto_free,
-                                                    sha256_hex)
+from fedlib.experiments.results.store_files import (CHECKPOINT_FORMAT, NOFOLLOW, DamagedEntry,  # noqa: F401
+                                                    check_path_length, checkpoint_bytes, csv_to_frame, exchange,
+                                                    frame_to_csv, json_bytes, read_checkpoint,
+                                                    rename_onto_free, sha256_hex)
 
 __all__ = ["ResultStore", "RunResult", "CorruptResultWarning", "default_root"]
 
 _HASH_RE = re.compile(r"^[0-9a-f]{64}$")
 _RESULT_FILES = ("config.json", "history.csv", "clients.csv", "summary.json")
 _WRITABLE = (*_RESULT_FILES, "checkpoint.pt", "progress.json", "error.json")
-
-
-CHECKPOINT_FORMAT = 2  # 2: {"format", "sha256", "payload": torch.save bytes of the state}
-
-
-def _outer_problem(outer) -> str | None:
-    """Why a loaded checkpoint file is not a sound format-2 container (None when it is)."""
-    import torch
-
-    if not isinstance(outer, dict) or outer.get("format") != CHECKPOINT_FORMAT:
-        return "it was written by an older fedlib (no checksum) or is not a checkpoint"
-    if not isinstance(outer.get("payload"), torch.Tensor) or outer["payload"].dtype != torch.uint8:
-        return "its payload is missing"
-    if sha256_hex(outer["payload"].numpy().tobytes()) != outer.get("sha256"):
-        return "its checksum does not match (truncated or modified)"
-    return None
 
 
 class CorruptResultWarning(UserWarning):
@@ -550,16 +534,8 @@ class ResultStore:
 
     def save_checkpoint(self, cfg_or_hash, state: dict, round: int, total: int) -> None:
         """Write ``state`` (weights_only-loadable data) with the sha256 of its bytes, atomically."""
-        import torch
-
         d = self.path(cfg_or_hash)
-        buf = io.BytesIO()
-        torch.save(state, buf)
-        payload = buf.getvalue()
-        out = io.BytesIO()
-        torch.save({"format": CHECKPOINT_FORMAT, "sha256": sha256_hex(payload),
-                    "payload": torch.frombuffer(bytearray(payload), dtype=torch.uint8)}, out)
-        atomic_write_bytes(d / "checkpoint.pt", out.getvalue())
+        atomic_write_bytes(d / "checkpoint.pt", checkpoint_bytes(state))
         atomic_write_bytes(d / "progress.json", json_bytes(
             {"round": int(round), "total": int(total), "updated": time.time()}))
 
@@ -567,22 +543,11 @@ class ResultStore:
         """The last checkpoint's state, or None. A checkpoint that is unreadable, fails its
         checksum, comes from an older format or another config is discarded with a warning (the
         run then starts from round 0). Loaded with ``weights_only=True``: it never runs code."""
-        import torch
-
         h = self._hash(cfg_or_hash)
         p = self.root / h / "checkpoint.pt"
         if not p.exists():
             return None
-        try:
-            outer = torch.load(p, map_location="cpu", weights_only=True)
-            problem = _outer_problem(outer)
-            if problem is None:
-                raw = outer["payload"].numpy().tobytes()
-                state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
-                problem = None if isinstance(state, dict) and state.get("config_hash") == h \
-                    else "it belongs to another config"
-        except Exception as err:  # noqa: BLE001 - corrupt or unsafe: never executed, start over
-            problem = f"it is unreadable ({type(err).__name__}: {str(err)[:200]})"
+        state, problem = read_checkpoint(p, h)
         if problem is not None:
             self.discard_checkpoint(h, problem)
             return None

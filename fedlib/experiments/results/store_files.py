@@ -1,6 +1,7 @@
 """The files of one stored result (split from :mod:`fedlib.experiments.results.store`): their byte formats
-(CSV tables that read back bit for bit, canonical JSON), checksums, and the renames that put a
-finished result in place atomically (Linux ``renameat2(RENAME_EXCHANGE)``, else a plain rename)."""
+(CSV tables that read back bit for bit, canonical JSON, the checkpoint container with the sha256 of its
+payload), checksums, and the renames that put a finished result in place atomically (Linux
+``renameat2(RENAME_EXCHANGE)``, else a plain rename)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ from fedlib.core.dataclass_io import json_clean
 from fedlib.core.errors import FedlibError
 
 __all__ = ["DamagedEntry", "rename_onto_free", "exchange", "json_field", "mtime_text", "check_path_length",
-           "sha256_hex", "json_bytes", "frame_to_csv", "csv_to_frame", "NOFOLLOW"]
+           "sha256_hex", "json_bytes", "frame_to_csv", "csv_to_frame", "NOFOLLOW", "CHECKPOINT_FORMAT",
+           "checkpoint_bytes", "checkpoint_problem", "read_checkpoint"]
 
 
 class DamagedEntry(Exception):
@@ -122,3 +124,51 @@ def csv_to_frame(data: bytes) -> pd.DataFrame:
 
 
 NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+CHECKPOINT_FORMAT = 2  # 2: {"format", "sha256", "payload": torch.save bytes of the state}
+
+
+def checkpoint_bytes(state: dict) -> bytes:
+    """A checkpoint file: ``state`` saved by torch, inside a container with the sha256 of those bytes."""
+    import torch
+
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    payload = buf.getvalue()
+    out = io.BytesIO()
+    torch.save({"format": CHECKPOINT_FORMAT, "sha256": sha256_hex(payload),
+                "payload": torch.frombuffer(bytearray(payload), dtype=torch.uint8)}, out)
+    return out.getvalue()
+
+
+def checkpoint_problem(outer) -> str | None:
+    """Why a loaded checkpoint file is not a sound format-2 container (None when it is)."""
+    import torch
+
+    if not isinstance(outer, dict) or outer.get("format") != CHECKPOINT_FORMAT:
+        return "it was written by an older fedlib (no checksum) or is not a checkpoint"
+    if not isinstance(outer.get("payload"), torch.Tensor) or outer["payload"].dtype != torch.uint8:
+        return "its payload is missing"
+    if sha256_hex(outer["payload"].numpy().tobytes()) != outer.get("sha256"):
+        return "its checksum does not match (truncated or modified)"
+    return None
+
+
+def read_checkpoint(path: Path, h: str) -> tuple[dict | None, str | None]:
+    """``(state, None)`` for a sound checkpoint of config hash ``h`` at ``path``, else ``(None, why)``.
+    Read with ``torch.load(weights_only=True)`` only: it never runs code."""
+    import torch
+
+    state = None
+    try:
+        outer = torch.load(path, map_location="cpu", weights_only=True)
+        problem = checkpoint_problem(outer)
+        if problem is None:
+            raw = outer["payload"].numpy().tobytes()
+            state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+            problem = None if isinstance(state, dict) and state.get("config_hash") == h \
+                else "it belongs to another config"
+    except Exception as err:  # noqa: BLE001 - corrupt or unsafe: never executed, start over
+        problem = f"it is unreadable ({type(err).__name__}: {str(err)[:200]})"
+    return (state, None) if problem is None else (None, problem)
