@@ -35,7 +35,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fedlib.experiments.config import RunConfig  # noqa: E402
-from fedlib.experiments.runner import build_trainer  # noqa: E402
+from fedlib.experiments.running.runner import build_trainer  # noqa: E402
 from fedlib.train.evaluate import eval_batch_size, evaluate, prepare_batches  # noqa: E402
 from fedlib.train.loop import fast_memory_format, to_format  # noqa: E402
 

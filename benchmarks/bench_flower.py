@@ -287,7 +287,7 @@ def run_flower(name: str, rounds: int, cpus: int = 2, verbose: bool = False) -> 
 
 # ---------------------------------------------------------------------------- fedlib side
 def run_fedlib(name: str, rounds: int) -> dict:
-    from fedlib.experiments.runner import run  # noqa: PLC0415
+    from fedlib.experiments.running.runner import run  # noqa: PLC0415
 
     cfg = fedlib_config(name, rounds)
     with tempfile.TemporaryDirectory() as store:

@@ -35,7 +35,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from fedlib.experiments.config import RunConfig  # noqa: E402
 from fedlib.experiments.metrics import convergence_accuracy  # noqa: E402
-from fedlib.experiments.runner import build_trainer  # noqa: E402
+from fedlib.experiments.running.runner import build_trainer  # noqa: E402
 
 
 def bench(algorithm: str, rounds: int, overrides: list[str]) -> dict:

@@ -88,7 +88,7 @@ def fedqs_resnet18(rounds: int, dev: torch.device, model: str = "resnet18") -> i
 def resume(dev: torch.device) -> int:
     """CUDA RNG state survives a checkpoint, and a crashed CUDA run resumes to the same history."""
     from fedlib.experiments import ResultStore, RunConfig, run
-    from fedlib.experiments.runner import build_trainer, rng_state, set_rng_state
+    from fedlib.experiments.running.runner import build_trainer, rng_state, set_rng_state
 
     if dev.type == "cuda":
         torch.cuda.init()

@@ -51,10 +51,10 @@ def main(argv=None) -> int:
     args = ap.parse_args(argv)
 
     from fedlib.experiments import ResultStore, run
-    from fedlib.experiments.ledger import Ledger, export_runs
-    from fedlib.experiments.provenance import cpu_type
-    from fedlib.experiments.store import csv_to_frame
-    from fedlib.experiments.ledger_cli import compare_histories
+    from fedlib.experiments.results.ledger import Ledger, export_runs
+    from fedlib.experiments.results.provenance import cpu_type
+    from fedlib.experiments.results.store import csv_to_frame
+    from fedlib.experiments.results.cli import compare_histories
 
     store = ResultStore()
     rows = []
@@ -67,8 +67,8 @@ def main(argv=None) -> int:
         export_runs(store, ledger, list(refs))
         env = {**os.environ, **CAPS[args.isa], "FEDLIB_RESULTS": str(Path(tmp) / "capped")}
         code = ("import sys, json; from fedlib.experiments import ResultStore, RunConfig, run;"
-                "from fedlib.experiments.provenance import cpu_type;"
-                "from fedlib.experiments.ledger import Ledger;"
+                "from fedlib.experiments.results.provenance import cpu_type;"
+                "from fedlib.experiments.results.ledger import Ledger;"
                 "L = Ledger(sys.argv[1]);"
                 "[run(RunConfig.from_dict(L.config(h)['config']), progress=False, threads=1) for h in sys.argv[2:]];"
                 "print(json.dumps(cpu_type()))")

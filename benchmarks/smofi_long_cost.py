@@ -6,7 +6,7 @@
 Each (model, method) builds the ``long`` profile's run exactly as the SMoFi notebooks do
 (:func:`fedlib.reporting.smofi.smofi_config`: all 50,000 CIFAR-10 training images, 20 clients, 10 per
 round, Dirichlet 0.1, batch 32, E = 1, SGD lr 0.01 / momentum 0.9 / weight decay 5e-4, the model cut
-after ``conv1``), builds its trainer (:func:`fedlib.experiments.runner.build_trainer`; nothing is
+after ``conv1``), builds its trainer (:func:`fedlib.experiments.running.runner.build_trainer`; nothing is
 written to a result store) and times ``--rounds`` rounds with one torch thread, the four trainers
 interleaved round by round, in **process CPU time** (the machine is shared: other jobs inflate wall time, not CPU time). The same seed selects
 the same clients in every (model, method), so FedAvg and FedAvg + SMoFi train the same images and
@@ -68,7 +68,7 @@ def cpu_info() -> dict:
 
 def build(model: str, algorithm: str, rounds: int, seed: int):
     """The long profile's run of ``algorithm`` with ``model`` (as the notebooks build it), and its trainer."""
-    from fedlib.experiments.runner import build_trainer
+    from fedlib.experiments.running.runner import build_trainer
 
     cfg = smofi_config("long", "cifar10", algorithm, seed, "partial", label="custom", model=model, cut="conv1",
                        max_test=None, rounds=rounds, eval_every=1, eval_last=0)

@@ -2,10 +2,10 @@
 
     fedlib data info|fetch NAME          (fedlib.data.cli)
     fedlib bench engine ...              (fedlib.train.bench)
-    fedlib run | sweep | results ...     (fedlib.experiments.cli)
-    fedlib verify ...                    (fedlib.experiments.ledger_cli)
+    fedlib run | sweep | presets         (fedlib.experiments.cli)
+    fedlib results ... | verify ...      (fedlib.experiments.results.cli)
     fedlib safl schedule ...             (fedlib.safl.cli)
-    fedlib split compare ...             (fedlib.experiments.compare)
+    fedlib split compare ...             (fedlib.experiments.running.compare)
     fedlib reproduce ...                 (fedlib.reproduce)
     fedlib scoreboard [--check]          (fedlib.claims.cli)
 """
@@ -23,9 +23,9 @@ _COMMAND_MODULES = (
     "fedlib.data.cli",
     "fedlib.train.bench",
     "fedlib.experiments.cli",
-    "fedlib.experiments.ledger_cli",
+    "fedlib.experiments.results.cli",
     "fedlib.safl.cli",
-    "fedlib.experiments.compare",
+    "fedlib.experiments.running.compare",
     "fedlib.reproduce",
     "fedlib.claims.cli",
 )

@@ -214,7 +214,7 @@ def runs_read(out: Path, rel: str) -> list[str] | None:
 def _ledger_problem(out: Path, rel: str) -> str | None:
     """Why the runs a report read do not stand in the results ledger as today's code would make
     them (None when they all do). The smoke profile keeps no ledger."""
-    from fedlib.experiments.ledger import Ledger, current_hash
+    from fedlib.experiments.results.ledger import Ledger, current_hash
 
     if out.name == "smoke":
         return None
@@ -236,7 +236,7 @@ def run_minutes(out: Path, rel: str) -> str:
     """The minutes the runs a report read took to train, summed over their ledger summaries (one
     thread each): what re-making the report costs, however little time its last execution took
     because its runs were stored. Empty when the report kept no record of its runs."""
-    from fedlib.experiments.ledger import Ledger
+    from fedlib.experiments.results.ledger import Ledger
 
     hashes = runs_read(out, rel)
     if hashes is None:
@@ -321,7 +321,7 @@ def write_index(out: Path, profile: str, index: dict) -> Path:
 def _import_ledger(root: Path, profile: str) -> None:
     """Install the checkout's ledger runs into the result store before any notebook runs, so a
     fresh clone re-renders the reports without training what the ledger holds (issue 28)."""
-    from fedlib.experiments.ledger import Ledger, import_runs
+    from fedlib.experiments.results.ledger import Ledger, import_runs
     from fedlib.reporting.runs import results_store
 
     ledger = Ledger(root / "ledger")
@@ -337,7 +337,7 @@ def _record_runs(root: Path, out: Path, rel: str, log: Path, profile: str) -> No
     """Write ``<report>.runs.json`` from the notebook's runs log and, below the smoke profile's
     throwaway numbers, add those runs to the checkout's ledger (so they can be committed as they
     finish)."""
-    from fedlib.experiments.ledger import Ledger, export_runs
+    from fedlib.experiments.results.ledger import Ledger, export_runs
     from fedlib.reporting.runs import results_store
 
     hashes = sorted(set(log.read_text().split())) if log.exists() else []
@@ -388,7 +388,7 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
     import tempfile
 
     from fedlib.core.progress import progress_bar
-    from fedlib.experiments.runner import RUNS_LOG_ENV
+    from fedlib.experiments.running.runner import RUNS_LOG_ENV
 
     profile = resolve_profile(profile)
     root = Path(root or project_root())

@@ -13,9 +13,9 @@ import torch
 from fedlib.cli import main
 from fedlib.core.errors import FedlibError
 from fedlib.experiments import RunConfig, run
-from fedlib.experiments.runner import as_config
-from fedlib.experiments.sweep import grid, parse_grid, sweep
-from fedlib.experiments.store import ResultStore
+from fedlib.experiments.running.runner import as_config
+from fedlib.experiments.running.sweep import grid, parse_grid, sweep
+from fedlib.experiments.results.store import ResultStore
 
 NO_CUDA = not torch.cuda.is_available()
 cuda_only = pytest.mark.skipif(not NO_CUDA, reason="this machine has CUDA")
@@ -330,13 +330,13 @@ API_CASES = [
 
 
 def _ledger(root):
-    from fedlib.experiments.ledger import Ledger
+    from fedlib.experiments.results.ledger import Ledger
 
     return Ledger(root)
 
 
 def _list_presets(x):
-    from fedlib.experiments.presets import list_presets
+    from fedlib.experiments.config.presets import list_presets
 
     return list_presets(x)
 

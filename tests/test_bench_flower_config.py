@@ -56,7 +56,7 @@ def test_flower_strategy_samples_k_of_n(bench):
 @pytest.mark.parametrize("name", ["adult", "cifar10"])
 def test_same_partition_and_data(bench, name):
     """Flower client i trains on exactly the samples fedlib's simulator gives client i."""
-    from fedlib.experiments.runner import build_trainer
+    from fedlib.experiments.running.runner import build_trainer
 
     cfg = bench.fedlib_config(name, rounds=1)
     sim = build_trainer(cfg)

@@ -23,7 +23,7 @@ def count_constructions(monkeypatch, cls) -> list:
 
 
 def test_a_run_builds_its_options_once(monkeypatch, tmp_path):
-    from fedlib.experiments.toy import ToyOptions
+    from fedlib.experiments.running.toy import ToyOptions
 
     calls = count_constructions(monkeypatch, ToyOptions)
     cfg = RunConfig.from_dict(load_preset_dict("toy-smoke"), rounds=2, options={"noise": 0.2})
@@ -48,7 +48,7 @@ def test_fedqs_run_builds_its_options_once(monkeypatch, tmp_path, data_root):
 
 
 def test_resolve_is_immutable_and_carries_the_instance():
-    from fedlib.experiments.toy import ToyOptions
+    from fedlib.experiments.running.toy import ToyOptions
 
     cfg = RunConfig.from_preset("toy-smoke", ["options.noise=0.3"])
     r = cfg.resolve()
@@ -60,7 +60,7 @@ def test_resolve_is_immutable_and_carries_the_instance():
 
 def test_every_paradigm_builds_its_options_once_and_hands_that_instance_to_the_trainer(monkeypatch, tmp_path, data_root):
     """SAFL baseline, FedQS and split: one construction per run(), and the trainer holds that object."""
-    from fedlib.experiments.registry import get_algorithm
+    from fedlib.experiments.config.registry import get_algorithm
 
     for preset, over in (("fedbuff-adult-gender-smoke", []), ("fedqs-sgd-adult-gender-smoke", []),
                          ("smofi-cifar10-smoke", ["options.stale=drop"])):

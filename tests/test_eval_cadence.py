@@ -16,7 +16,7 @@ from fedlib.core.utils import eval_rounds, is_eval_round
 from fedlib.experiments import ResultStore, RunConfig, run
 from fedlib.experiments.metrics import (convergence_accuracy, oscillations, rounds_to_fraction, rounds_to_target,
                                         summarize)
-from fedlib.experiments.rehash import NEUTRAL_FIELDS
+from fedlib.experiments.results.rehash import NEUTRAL_FIELDS
 
 torch.set_num_threads(1)
 ROOT = Path(__file__).resolve().parents[1]
@@ -52,7 +52,7 @@ def test_toy_history_keeps_every_row_and_evaluates_at_the_cadence(tmp_path):
 
 
 def test_safl_simulator_evaluates_at_the_cadence(data_root, tmp_path_factory, monkeypatch):
-    from fedlib.experiments.runner import build_trainer
+    from fedlib.experiments.running.runner import build_trainer
 
     monkeypatch.setenv("FEDLIB_DATA", str(data_root))
     monkeypatch.setenv("FEDLIB_CACHE", str(tmp_path_factory.getbasetemp() / "cache"))

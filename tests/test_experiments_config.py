@@ -11,9 +11,9 @@ import textwrap
 import pytest
 
 from fedlib.core.errors import FedlibError
-from fedlib.experiments import presets as presets_mod
+from fedlib.experiments.config import presets as presets_mod
 from fedlib.experiments.config import RunConfig, list_presets, load_preset_dict
-from fedlib.experiments.registry import algorithms, get_algorithm, paradigms, register_algorithm
+from fedlib.experiments.config.registry import algorithms, get_algorithm, paradigms, register_algorithm
 
 
 def toy(**over):
@@ -65,7 +65,7 @@ def test_switching_algorithm_drops_the_old_defaults_only():
         back = other.with_overrides(["algorithm=fedavg"])
         assert back == toy()
     finally:
-        from fedlib.experiments import registry
+        from fedlib.experiments.config import registry
 
         registry._REGISTRY.pop(("toy", "_other"), None)
 
@@ -182,7 +182,7 @@ def test_inconsistent_combinations():
         with pytest.raises(FedlibError, match=r"(?s)takes no options"):
             base.with_overrides(["options.x=1"])
     finally:
-        from fedlib.experiments import registry
+        from fedlib.experiments.config import registry
 
         registry._REGISTRY.pop(("safl", "_test-algo"), None)
         registry._REGISTRY.pop(("split", "_only-split"), None)
@@ -204,7 +204,7 @@ def test_split_combinations():
         # the safl section's K > N does not concern a split run
         base.with_overrides(["safl.k=500"])
     finally:
-        from fedlib.experiments import registry
+        from fedlib.experiments.config import registry
 
         registry._REGISTRY.pop(("split", "_test-split"), None)
 

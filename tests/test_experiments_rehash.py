@@ -9,7 +9,7 @@ import pytest
 
 from fedlib.cli import main
 from fedlib.experiments import ResultStore, RunConfig, run
-from fedlib.experiments.rehash import legacy_config_hash, rehash_store
+from fedlib.experiments.results.rehash import legacy_config_hash, rehash_store
 
 
 def small_safl():
@@ -45,7 +45,7 @@ def as_old(store, cfg, scheme, drop=()):
     """Rewrite the stored run of ``cfg`` the way an older fedlib stored it: no data fingerprint
     (schemes v0/v1), without the fields ``drop`` ("local.augment"), under that scheme's hash."""
     from fedlib import __version__
-    from fedlib.experiments.rehash import scheme_hashes
+    from fedlib.experiments.results.rehash import scheme_hashes
 
     h = cfg.config_hash()
     d = store.path(h)
@@ -62,7 +62,7 @@ def as_old(store, cfg, scheme, drop=()):
     blobs["config.json"] = (json.dumps(stored) + "\n").encode()
     blobs["summary.json"] = (json.dumps(summary) + "\n").encode()
     store.write_folder(old, blobs)
-    store._discard(h)
+    store.discard(h)
     return old
 
 
@@ -101,7 +101,7 @@ def test_toy_runs_record_no_fingerprint_and_rehash_assumes_none(tmp_path):
 
 def test_neutral_fields_table_lets_a_config_without_them_move(tmp_path, monkeypatch):
     """A stored config lacking exactly a field of NEUTRAL_FIELDS (at its neutral value) moves."""
-    import fedlib.experiments.rehash as rehash
+    import fedlib.experiments.results.rehash as rehash
 
     store = ResultStore(tmp_path)
     cfg = small_safl()

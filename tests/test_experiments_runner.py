@@ -18,7 +18,7 @@ import torch
 from fedlib.cli import main
 from fedlib.core.errors import FedlibError
 from fedlib.experiments import CorruptResultWarning, ResultStore, RunConfig, run
-from fedlib.experiments.toy import ToyTrainer
+from fedlib.experiments.running.toy import ToyTrainer
 
 torch.set_num_threads(1)
 
@@ -227,7 +227,7 @@ def test_checkpoints_are_loaded_weights_only(tmp_path, monkeypatch):
 
 
 def test_csv_round_trip_is_exact():
-    from fedlib.experiments.store import csv_to_frame, frame_to_csv
+    from fedlib.experiments.results.store import csv_to_frame, frame_to_csv
 
     g = torch.Generator().manual_seed(0)
     df = pd.DataFrame({"round": [1, 2, 3], "accuracy": [0.1 + 0.2, float("nan"), 1 / 3],

@@ -11,7 +11,7 @@ import pytest
 from fedlib.cli import main
 from fedlib.core.errors import FedlibError
 from fedlib.experiments import ResultStore, RunConfig
-from fedlib.experiments.sweep import expand, grid, parse_grid, sweep
+from fedlib.experiments.running.sweep import expand, grid, parse_grid, sweep
 
 
 def base():
@@ -118,7 +118,7 @@ import os, sys, time
 from concurrent.futures import ProcessPoolExecutor
 import multiprocessing as mp
 
-from fedlib.experiments.sweep import _init_worker
+from fedlib.experiments.running.sweep import _init_worker
 
 
 def work(path):

@@ -511,7 +511,7 @@ def test_end_to_end_resume_is_bit_identical(adult_setup, tmp_path):
 
 
 def test_registered_names_and_variant_guard():
-    from fedlib.experiments.registry import get_algorithm
+    from fedlib.experiments.config.registry import get_algorithm
 
     for name in ("fedqs-avg", "fedqs-sgd"):
         get_algorithm("safl", name)

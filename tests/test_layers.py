@@ -5,8 +5,8 @@
 (``fedlib/__init__`` imports only ``core``; the rest may import ``fedlib.__version__``.)
 
 A module may import its own package and the layers below it, never a layer above or a sibling of
-its own layer (``safl`` and ``split`` stay independent); no module imports another package's
-private (``_name``) names; the module import graph has no circle.
+its own layer (``safl`` and ``split`` stay independent); no module imports or uses another module's
+private (``_name``) names, even in its own package (issue 45); the module import graph has no circle.
 """
 
 from __future__ import annotations
@@ -108,3 +108,63 @@ def test_the_rule_catches_an_upward_import(tmp_path):
     (ROOT / "safl" / "_layer_probe.py").unlink()
     assert [t for t, _, _ in found] == ["fedlib.experiments.config", "fedlib.core.errors"]
     assert LAYER[_package("fedlib.experiments.config")] > LAYER[_package("fedlib.safl._layer_probe")]
+
+
+def _private_defs(tree) -> set[str]:
+    """The private (``_name``, not dunder) names a module defines: top-level and class-body names,
+    and attributes it assigns on ``self`` / ``cls``."""
+    out = set()
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            out.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                for t in ast.walk(target):
+                    if isinstance(t, ast.Name):
+                        out.add(t.id)
+                    elif isinstance(t, ast.Attribute):
+                        out.add(t.attr)
+    return {n for n in out if n.startswith("_") and not n.startswith("__")}
+
+
+TREES = {m: ast.parse(p.read_text(), str(p)) for m, (p, _) in GRAPH.items()}
+PRIVATE = {m: _private_defs(t) for m, t in TREES.items()}
+
+
+def test_no_module_imports_another_modules_private_names():
+    """Issue 45: not even within a package (the store's admin and the ledger used the store's
+    ``_snapshot`` / ``_verify`` and ``store_files``' ``_Damaged``): a module's ``_name`` is its own."""
+    bad = [f"{GRAPH[m][0].relative_to(ROOT.parent)}:{line} imports {n} from {target}"
+           for m, (_, imports) in GRAPH.items() for target, names, line in imports
+           for n in names if n.startswith("_") and not n.startswith("__") and target != m]
+    assert not bad, "\n".join(bad)
+
+
+def test_no_module_uses_another_modules_private_attributes():
+    """``obj._name`` / ``module._name`` where ``_name`` is defined by another fedlib module only (not
+    by this one): e.g. ``store._snapshot(h)`` from the ledger, ``config._hash_of``."""
+    owners: dict[str, set[str]] = {}
+    for m, names in PRIVATE.items():
+        for n in names:
+            owners.setdefault(n, set()).add(m)
+    bad = []
+    for m, tree in TREES.items():
+        for node in ast.walk(tree):
+            if not (isinstance(node, ast.Attribute) and node.attr.startswith("_")
+                    and not node.attr.startswith("__")):
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                continue
+            if node.attr in PRIVATE[m] or node.attr not in owners:
+                continue  # its own name, or a library's (torch's ``_modules``, ``os._exit``)
+            bad.append(f"{GRAPH[m][0].relative_to(ROOT.parent)}:{node.lineno} uses {ast.unparse(node)} "
+                       f"(private to {', '.join(sorted(owners[node.attr]))})")
+    assert not bad, "\n".join(bad)
+
+
+def test_the_private_name_rules_catch_a_use(tmp_path):
+    tree = ast.parse("from fedlib.experiments.results.store import _x\nstore._snapshot(h)\n")
+    assert [a.name for a in tree.body[0].names] == ["_x"]
+    attr = tree.body[1].value.func
+    assert attr.attr == "_snapshot" and "_snapshot" not in _private_defs(tree)
+    assert _private_defs(ast.parse("class A:\n    def _f(self):\n        self._g = 1\n")) == {"_f", "_g"}

@@ -10,10 +10,10 @@ import pytest
 
 from fedlib.cli import main
 from fedlib.experiments import ResultStore, RunConfig, run
-from fedlib.experiments import ledger as ledger_mod
-from fedlib.experiments.ledger import Ledger, current_hash, export_runs, import_runs
-from fedlib.experiments.ledger_cli import compare_histories
-from fedlib.experiments.provenance import cpu_type
+from fedlib.experiments.results import ledger as ledger_mod
+from fedlib.experiments.results.ledger import Ledger, current_hash, export_runs, import_runs
+from fedlib.experiments.results.cli import compare_histories
+from fedlib.experiments.results.provenance import cpu_type
 
 
 def _toy(seed=0, rounds=4):
@@ -138,7 +138,7 @@ def test_an_entry_made_under_another_hash_makes_its_report_stale(tmp_path, fille
     assert status_of(out, "demo.ipynb", {"status": "done"}) == "done"
     # the same entry, as if its config had hashed to this name under an older code (another fedlib
     # version in its config.json, issue 44: the key must be what that code gives the config)
-    from fedlib.experiments.rehash import scheme_hashes
+    from fedlib.experiments.results.rehash import scheme_hashes
 
     cfg_file = led.path(hashes[0]) / "config.json"
     files = led.read(hashes[0])
@@ -227,7 +227,7 @@ def test_index_gives_the_minutes_a_reports_runs_took_from_their_own_records(tmp_
 
 
 def test_verify_on_another_cpu_type_appends_to_the_drift_record(tmp_path, filled, capsys, monkeypatch):
-    from fedlib.experiments import provenance
+    from fedlib.experiments.results import provenance
 
     store, hashes = filled
     led = Ledger(tmp_path / "ledger")

@@ -24,9 +24,9 @@ import pytest
 from fedlib.cli import main
 from fedlib.core.errors import FedlibError
 from fedlib.experiments import ResultStore, RunConfig, run
-from fedlib.experiments import ledger as ledger_mod
-from fedlib.experiments.ledger import Ledger, export_runs, import_runs
-from fedlib.experiments.store_safe import MAX_FILE_BYTES, gunzip_bounded
+from fedlib.experiments.results import ledger as ledger_mod
+from fedlib.experiments.results.ledger import Ledger, export_runs, import_runs
+from fedlib.experiments.results.store_safe import MAX_FILE_BYTES, gunzip_bounded
 
 
 def _toy(seed=0, rounds=3):
@@ -140,7 +140,7 @@ def test_a_gzip_bomb_is_refused_early_with_bounded_memory(honest_trailer, match_
     store, hashes = filled
     led = Ledger(tmp_path / "ledger")
     export_runs(store, led, hashes)
-    monkeypatch.setattr("fedlib.experiments.store_safe.MAX_FILE_BYTES", 8 * 2**20)
+    monkeypatch.setattr("fedlib.experiments.results.store_safe.MAX_FILE_BYTES", 8 * 2**20)
     monkeypatch.setattr(ledger_mod, "gunzip_bounded",
                         lambda data, where: gunzip_bounded(data, where, cap=8 * 2**20))
     size = 64 * 2**20  # 8x the cap (the was 1 GiB from 4.5 MiB)
@@ -193,7 +193,7 @@ def test_a_forged_config_under_its_original_hash_is_refused(tmp_path, filled, ca
 
 
 def test_an_entry_made_by_older_code_is_imported_and_listed(tmp_path, filled, capsys):
-    from fedlib.experiments.rehash import scheme_hashes
+    from fedlib.experiments.results.rehash import scheme_hashes
 
     store, hashes = filled
     led = Ledger(tmp_path / "ledger")

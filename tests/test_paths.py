@@ -12,8 +12,8 @@ def test_every_root_follows_its_variable(monkeypatch, tmp_path):
     for name, var in paths.ENV.items():
         monkeypatch.setenv(var, str(tmp_path / name))
     from fedlib.data.paths import data_root
-    from fedlib.experiments.ledger import default_ledger_root
-    from fedlib.experiments.store import default_root
+    from fedlib.experiments.results.ledger import default_ledger_root
+    from fedlib.experiments.results.store import default_root
     from fedlib.reporting.paths import report_dir
     from fedlib.reporting.runs import results_store
 

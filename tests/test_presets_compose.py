@@ -40,11 +40,11 @@ from fedlib.core.dataclass_io import deep_merge
 from fedlib.core.errors import FedlibError
 from fedlib.experiments.config import (PRESET_DIR, TASKS, RunConfig, list_presets, load_preset_dict,
                                        preset_description)
-from fedlib.experiments.registry import algorithms
+from fedlib.experiments.config.registry import algorithms
 from fedlib import __version__
 from fedlib.data.paths import data_root
 from fedlib.experiments.config import DATA_PARADIGMS
-from fedlib.experiments.rehash import legacy_config_hash, scheme_hashes, with_neutral_fields
+from fedlib.experiments.results.rehash import legacy_config_hash, scheme_hashes, with_neutral_fields
 
 SNAPSHOT = json.loads((Path(__file__).parent / "data" / "preset_snapshot.json").read_text())
 OLD = SNAPSHOT["presets"]
@@ -129,7 +129,7 @@ def test_an_overlays_algorithms_entry_applies_to_that_algorithm_only():
     ({"fedqs-avg": 1.6}, "must map algorithm names to the keys they change"),
 ])
 def test_a_bad_algorithms_entry_is_named(tmp_path, entry, message):
-    from fedlib.experiments.presets import _overlay_for
+    from fedlib.experiments.config.presets import _overlay_for
 
     path = tmp_path / "safl-shakespeare-cpu.yaml"
     path.write_text(yaml.safe_dump({"rounds": 5, "algorithms": entry}))

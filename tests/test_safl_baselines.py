@@ -9,12 +9,13 @@ import math
 import pytest
 import torch
 
+from fedlib.core.dataclass_io import build_options
 from fedlib.core.errors import FedlibError
 from fedlib.safl.baselines import (
     BASELINES, CA2FL, FADAS, SAFA, WKAFL, DeFedAvg, FedAC, FedAT, FedAvg, FedBuff, FedSGD, MStep,
 )
 from fedlib.safl.strategy import (
-    SimContext, Strategy, Update, apply_delta, flatten, make_options, unflatten, weighted_model_average,
+    SimContext, Strategy, Update, apply_delta, flatten, unflatten, weighted_model_average,
 )
 from fedlib.train import LocalConfig
 
@@ -50,7 +51,7 @@ def test_state_helpers_round_integer_buffers():
     with pytest.raises(FedlibError, match="positive finite sum"):
         weighted_model_average([a, b], [0, 0])
     with pytest.raises(FedlibError, match="unknown option"):
-        make_options(FedBuff.Options, {"server_rl": 1.0}, "fedbuff")
+        build_options(FedBuff.Options, {"server_rl": 1.0}, "fedbuff")
 
 
 def test_default_strategy_hooks():

@@ -177,7 +177,7 @@ def test_resume_keeps_the_columns_and_counters(tmp_path):
 
 def test_runner_records_the_regime(data_root, tmp_path, monkeypatch):
     from fedlib.experiments.config import RunConfig
-    from fedlib.experiments.runner import run
+    from fedlib.experiments.running.runner import run
 
     monkeypatch.setenv("FEDLIB_DATA", str(data_root))
     monkeypatch.setenv("FEDLIB_CACHE", str(tmp_path / "cache"))

@@ -13,8 +13,8 @@ import fedlib.safl.simulator
 import fedlib.train
 from fedlib.core.errors import FedlibError
 from fedlib.experiments.config import RunConfig
-from fedlib.experiments.registry import get_algorithm
-from fedlib.experiments.runner import build_trainer
+from fedlib.experiments.config.registry import get_algorithm
+from fedlib.experiments.running.runner import build_trainer
 from fedlib.safl.algorithms import build_simulator
 from fedlib.safl.baselines import FedSGD
 from fedlib.safl.delays import make_delays
@@ -155,7 +155,7 @@ def test_clear_errors():
 
 
 def test_runner_end_to_end_with_checkpoints(tmp_path):
-    from fedlib.experiments.runner import run
+    from fedlib.experiments.running.runner import run
 
     cfg = tiny("cfl", "checkpoint_every=2")
     res = run(cfg, store=tmp_path, progress=False)

@@ -12,7 +12,7 @@ import fedlib.safl.simulator
 from fedlib.core.errors import FedlibError
 from fedlib.core.utils import atomic_torch_save, safe_torch_load
 from fedlib.experiments.config import RunConfig
-from fedlib.experiments.runner import build_trainer
+from fedlib.experiments.running.runner import build_trainer
 from fedlib.safl.algorithms import build_simulator, prepare_task
 from fedlib.safl.baselines import BASELINES
 from fedlib.safl.delays import make_delays

@@ -18,7 +18,7 @@ def _data(data_root, tmp_path_factory, monkeypatch):
 
 
 def history(method, tmp_path, *extra):
-    from fedlib.experiments.runner import run
+    from fedlib.experiments.running.runner import run
 
     cfg = RunConfig.from_preset(f"{method}-adult-gender").with_overrides([*TINY, *extra])
     return run(cfg, store=tmp_path, progress=False).history

@@ -7,7 +7,7 @@ import pandas as pd
 import pytest
 
 from fedlib.experiments.config import RunConfig, list_presets
-from fedlib.experiments.compare import comparison_table, speedup_summary
+from fedlib.experiments.running.compare import comparison_table, speedup_summary
 
 
 def hist(accs):
@@ -60,7 +60,7 @@ def test_every_base_and_addon_has_paper_and_cpu_presets():
 
 
 def test_compare_cli_parses():
-    from fedlib.experiments.compare import register
+    from fedlib.experiments.running.compare import register
 
     p = argparse.ArgumentParser()
     register(p.add_subparsers(dest="command"))
@@ -70,8 +70,8 @@ def test_compare_cli_parses():
 
 
 def test_compare_presets_gives_algorithm_options_to_the_method_only(monkeypatch):
-    import fedlib.experiments.runner as runner
-    from fedlib.experiments.compare import compare_presets
+    import fedlib.experiments.running.runner as runner
+    from fedlib.experiments.running.compare import compare_presets
 
     seen = []
 

@@ -19,7 +19,7 @@ import pytest
 from fedlib.cli import main
 from fedlib.core.errors import FedlibError
 from fedlib.experiments import CorruptResultWarning, ResultStore, RunConfig, run
-from fedlib.experiments import store as store_mod
+from fedlib.experiments.results import store as store_mod
 
 
 def toy(*sets):
@@ -150,7 +150,7 @@ def _blobs(token: str) -> dict:
 @pytest.mark.parametrize("exchange", [True, False], ids=["rename-exchange", "fallback"])
 def test_a_reader_never_sees_a_result_absent_while_it_is_replaced(exchange, tmp_path, monkeypatch):
     if not exchange:
-        monkeypatch.setattr(store_mod, "_exchange", lambda a, b: False)
+        monkeypatch.setattr(store_mod, "exchange", lambda a, b: False)
     store = ResultStore(tmp_path)
     h = "ab" * 32
     store.write_folder(h, _blobs("first"))

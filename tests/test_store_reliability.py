@@ -19,7 +19,7 @@ import torch
 from fedlib.data.fingerprint import dataset_fingerprint
 from fedlib.data.paths import data_root
 from fedlib.experiments import CorruptResultWarning, ResultStore, RunConfig, run
-from fedlib.experiments.store import _sha256
+from fedlib.experiments.results.store_files import sha256_hex as _sha256
 
 ADULT = "fedavg-adult-gender-smoke"
 
@@ -137,7 +137,7 @@ def test_a_reader_never_sees_a_mixed_result_while_two_writers_rewrite_it(tmp_pat
 # ------------------------------------------------------------------ checkpoints
 def _interrupted(store, cfg, at):
     """A run of ``cfg`` that crashed in round ``at`` (a checkpoint before it)."""
-    from fedlib.experiments.registry import get_algorithm
+    from fedlib.experiments.config.registry import get_algorithm
 
     class Crash:
         def __init__(self, c, options):

@@ -43,7 +43,7 @@ def test_smofi_checks_alpha_once_per_run_not_per_step(monkeypatch, tmp_path, dat
 
 
 def test_k_is_checked_once_by_the_config_and_once_by_the_run(monkeypatch, tmp_path, data_root):
-    import fedlib.experiments.config as config
+    import fedlib.experiments.config.run_config as config
     import fedlib.safl.schedule as schedule
 
     by_config = counter(monkeypatch, config, "check_k")

@@ -10,7 +10,7 @@ def build(root: Path | None = None) -> dict[Path, str]:
     """{path: the text it should hold} for the scoreboard files and the README."""
     from fedlib.claims import drift, readme, scoreboard
     from fedlib.claims.evaluate import evaluate
-    from fedlib.claims.paths import checkout
+    from fedlib.core.paths import checkout
 
     root = Path(root or checkout())
     records = scoreboard.table(evaluate(root))

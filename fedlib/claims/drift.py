@@ -52,7 +52,7 @@ class Drift:
 
 def load(root: Path | None = None) -> list[dict]:
     """The entries of ``cross_cpu.json`` under ``root`` (the checkout), each checked for its fields."""
-    from fedlib.claims.paths import checkout
+    from fedlib.core.paths import checkout
 
     path = Path(root or checkout()) / DRIFT_FILE
     entries = json.loads(path.read_text())

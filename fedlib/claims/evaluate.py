@@ -112,7 +112,7 @@ def _row(root: Path, claim, profile: str, reading: str, found: list, entries) ->
 def evaluate(root: Path | None = None, claims=None) -> list[Row]:
     """Every claim judged (see the module docstring)."""
     from fedlib.claims import all_claims
-    from fedlib.claims.paths import checkout
+    from fedlib.core.paths import checkout
 
     root = Path(root or checkout())
     entries = drift_mod.load(root)

@@ -43,8 +43,8 @@ def report_run_minutes(report: str, root=None) -> float | None:
     import json
     from pathlib import Path
 
-    from fedlib.claims.paths import checkout
-    from fedlib.experiments.ledger import Ledger
+    from fedlib.core.paths import checkout
+    from fedlib.experiments.results.ledger import Ledger
 
     root = Path(root or checkout())
     path = root / "reports" / f"{report}.runs.json"

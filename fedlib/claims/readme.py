@@ -7,7 +7,7 @@ claims: seeds and core-hours to resolve them) and the per-task drift table.
 
 from __future__ import annotations
 
-from fedlib.claims.scoreboard import END, START, _md_table, counts_line, drift_markdown
+from fedlib.claims.scoreboard import END, START, md_table, counts_line, drift_markdown
 
 
 
@@ -27,13 +27,13 @@ def section(records: list[dict], drift_rows: list[dict]) -> str:
              r["paper_number"], r["measured"],
              f"**{r['verdict']}**" + (f" (changes on {_changes(r)})" if _changes(r) else ""),
              r["fragile"] and "fragile", r["why"] if r["verdict"] == "not run" else ""] for r in records]
-    lines += _md_table(["claim", "profile", "paper", "measured [95 % interval]", "verdict", "fragile",
+    lines += md_table(["claim", "profile", "paper", "measured [95 % interval]", "verdict", "fragile",
                         "not run because"], body)
     plan = [r for r in records if r["plan"]]
     lines += ["", "**Planning: what would resolve the open claims** (paired seeds for the 95 % interval's half-width "
               "to reach the paper's or the observed effect; core-hours of the extra runs at the report's own run "
               "minutes from the ledger):", ""]
-    lines += _md_table(["claim", "profile", "plan"], [[r["claim"], where(r), r["plan"]] for r in plan])
+    lines += md_table(["claim", "profile", "plan"], [[r["claim"], where(r), r["plan"]] for r in plan])
     lines += ["", "**Cross-CPU drift per task** (`benchmarks/results/cross_cpu.json`; a verdict is fragile when an "
               "interval end is closer to 0 than twice its task's largest per-round difference; the Shakespeare LSTM "
               "is unmeasured and takes the largest measured value):", ""]

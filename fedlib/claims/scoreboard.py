@@ -162,7 +162,7 @@ def _md_escape(text: str) -> str:
     return str(text).replace("|", "\\|").replace("\n", " ")
 
 
-def _md_table(header: list[str], body: list[list]) -> list[str]:
+def md_table(header: list[str], body: list[list]) -> list[str]:
     out = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
     out += ["| " + " | ".join(_md_escape(x) for x in r) + " |" for r in body]
     return out
@@ -204,7 +204,7 @@ def markdown(records: list[dict], drift_rows: list[dict]) -> str:
     body = [[r["claim"], r["where"], r["statement"], r["profile"], r["reading"], r["paper_number"], r["measured"],
              r["seeds"], r["window"], r["other_windows"], r["fragile"], f"**{r['verdict']}**", r["why"],
              " ".join(f"[{x.split('/')[-1]}]({x})" for x in r["report"].split()), r["plan"]] for r in records]
-    lines += _md_table(["claim", "where", "statement", "profile", "reading", "paper", "measured [95 % interval]",
+    lines += md_table(["claim", "where", "statement", "profile", "reading", "paper", "measured [95 % interval]",
                         "seeds", "window", "other windows", "fragile", "verdict", "why", "report", "plan"], body)
     lines += ["", "## Cross-CPU drift per task", ""] + drift_markdown(drift_rows)
     return "\n".join(lines) + "\n"
@@ -212,7 +212,7 @@ def markdown(records: list[dict], drift_rows: list[dict]) -> str:
 
 def drift_markdown(drift_rows: list[dict]) -> list[str]:
     header = list(drift_rows[0]) if drift_rows else []
-    return _md_table(header, [[str(v) for v in r.values()] for r in drift_rows])
+    return md_table(header, [[str(v) for v in r.values()] for r in drift_rows])
 
 
 def to_csv(records: list[dict]) -> str:

@@ -26,7 +26,7 @@ WINDOWS = {"convergence (last 20)": 20, "final (last 10)": 10, "best": "best"}
 
 @lru_cache(maxsize=None)
 def _runs(root: str, report: str) -> tuple:
-    from fedlib.experiments.ledger import Ledger
+    from fedlib.experiments.results.ledger import Ledger
 
     path = Path(root) / "reports" / f"{report}.runs.json"
     if not path.is_file():
@@ -76,7 +76,7 @@ def select(root: Path, report: str, selector: tuple, reading: str = "paper") -> 
 def _accuracy(root: str, h: str) -> tuple:
     import pandas as pd
 
-    from fedlib.experiments.ledger import Ledger
+    from fedlib.experiments.results.ledger import Ledger
 
     hist = pd.read_csv(io.BytesIO(Ledger(Path(root) / "ledger").read(h, ("history.csv",))["history.csv"]))
     return tuple(100.0 * hist["accuracy"].dropna().astype(float).to_numpy())

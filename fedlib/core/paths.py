@@ -9,14 +9,16 @@ project    —                       the checkout (``pyproject.toml`` + ``notebo
                                    directory, else the working directory (:func:`project_root`)
 results    ``FEDLIB_RESULTS``      ``./results`` for ``run()`` and the CLI; ``<project>/results`` for
                                    the notebooks (:func:`results_root` with ``base=project_root()``)
+checkout   —                       the checkout fedlib is imported from, else the working directory
+                                   (:func:`checkout`: ``reports/``, ``benchmarks/`` for the claims)
 ledger     ``FEDLIB_LEDGER``       ``ledger/`` of the checkout fedlib is imported from, else ``./ledger``
 reports    ``FEDLIB_REPORT_DIR``   ``<project>/reports/<profile>`` (set by ``fedlib reproduce``)
 data       ``FEDLIB_DATA``         ``./data`` (the tensor caches: ``fedlib.data.paths.cache_root``)
 =========  ======================  ==================================================================
 
 The modules that used to state these rules themselves delegate here: ``fedlib.reporting.paths``
-(project, reports), ``fedlib.reporting.runs.results_store`` and ``fedlib.experiments.store.default_root``
-(results), ``fedlib.experiments.ledger.default_ledger_root`` (ledger), ``fedlib.data.paths.data_root``
+(project, reports), ``fedlib.reporting.runs.results_store`` and ``fedlib.experiments.results.store.default_root``
+(results), ``fedlib.experiments.results.ledger.default_ledger_root`` (ledger), ``fedlib.data.paths.data_root``
 (data).
 """
 
@@ -25,7 +27,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["ENV", "is_checkout", "project_root", "package_checkout", "env_root", "results_root",
+__all__ = ["ENV", "is_checkout", "project_root", "package_checkout", "checkout", "env_root", "results_root",
            "ledger_root", "reports_root", "data_root"]
 
 #: the environment variable of each root
@@ -49,6 +51,12 @@ def package_checkout() -> Path | None:
     """The checkout fedlib is imported from (None for an installed package)."""
     checkout = Path(__file__).resolve().parents[2]
     return checkout if is_checkout(checkout) else None
+
+
+def checkout() -> Path:
+    """The checkout fedlib is imported from (it holds ``reports/``, ``ledger/``, ``benchmarks/``),
+    else the working directory."""
+    return package_checkout() or Path.cwd()
 
 
 def env_root(name: str, default: Path | str) -> Path:

@@ -80,7 +80,7 @@ def default_threads() -> int:
 
     Measured on the 2-core build machines (``benchmarks/README.md``): two threads in one process
     train the small conv nets ~10x slower than one (contention), so fedlib uses the second core
-    through a second process (``fedlib.experiments.sweep``), not a second thread. ``0`` leaves
+    through a second process (``fedlib.experiments.running.sweep``), not a second thread. ``0`` leaves
     torch's own setting alone.
     """
     raw = os.environ.get("FEDLIB_THREADS", "").strip()

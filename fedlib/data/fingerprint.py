@@ -35,9 +35,9 @@ _LOCK = threading.Lock()
 
 def dataset_files(name: str, root=None) -> tuple[Path, list[Path]] | None:
     """(data root, every source file of dataset ``name`` sorted), or None if it is not there."""
-    from fedlib.data.registry import SPECS, _root
+    from fedlib.data.registry import SPECS, dataset_root
 
-    root = _root(root)
+    root = dataset_root(root)
     spec = SPECS[name]
     try:
         source, layout = spec.locate(root)

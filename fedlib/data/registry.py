@@ -47,7 +47,7 @@ SPECS: dict[str, Spec] = {
 DATASETS = tuple(SPECS)
 
 
-def _root(root) -> Path:
+def dataset_root(root) -> Path:
     return Path(root).expanduser() if root is not None else data_root()
 
 
@@ -64,7 +64,7 @@ def load_dataset(name: str, root=None, device="cpu", *, cache_dir=None, **option
     if bad:
         raise FedlibError(f"dataset {name!r} has no option(s) {', '.join(bad)}",
                           f"valid options: {', '.join(spec.options) or 'none'}")
-    root = _root(root)
+    root = dataset_root(root)
     source, layout = spec.locate(root)
     cdir = Path(cache_dir) if cache_dir is not None else cache_root(root)
     t0 = time.perf_counter()

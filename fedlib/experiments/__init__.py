@@ -7,18 +7,18 @@
     table = sweep([cfg], seeds=[0, 1, 2])  # process pool; backend="ray" for Ray
     ResultStore().list()                 # what is stored (also: fedlib results list)
 
-Modules: ``config`` (RunConfig and its sections), ``registry`` (register_algorithm),
-``runner`` (run), ``store`` (ResultStore), ``sweep`` (sweep, grid), ``metrics`` (convergence
-metrics), ``toy`` (a complete example trainer), ``cli`` (the commands).
+Three rooms (README.md): ``config/`` (what a run is: ``RunConfig``, presets, overrides, the
+algorithm registry), ``results/`` (what a run leaves: the result store, the ledger, provenance,
+rehash, the ``fedlib results`` / ``verify`` commands), ``running/`` (``run``, ``sweep``, the split-FL
+speed-up ``compare``, the ``toy`` paradigm); beside them ``metrics`` (convergence metrics of a
+history, imported by the notebooks) and ``cli`` (``fedlib run | sweep | presets``).
 """
 
-from fedlib.experiments.config import (DataConfig, ModelConfig, RunConfig, SAFLConfig,
-                                       SplitConfig, list_presets)
-from fedlib.experiments.registry import (AlgorithmEntry, algorithms, get_algorithm, paradigms,
-                                         register_algorithm)
-from fedlib.experiments.runner import run
-from fedlib.experiments.store import CorruptResultWarning, ResultStore, RunResult
-from fedlib.experiments.sweep import grid, sweep
+from fedlib.experiments.config import (AlgorithmEntry, DataConfig, ModelConfig, RunConfig, SAFLConfig,
+                                       SplitConfig, algorithms, get_algorithm, list_presets, paradigms,
+                                       register_algorithm)
+from fedlib.experiments.results import CorruptResultWarning, ResultStore, RunResult
+from fedlib.experiments.running import grid, run, sweep
 
 __all__ = [
     "DataConfig", "ModelConfig", "SAFLConfig", "SplitConfig", "RunConfig", "list_presets",

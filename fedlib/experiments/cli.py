@@ -1,8 +1,8 @@
-"""``fedlib run | sweep | results | presets`` (registered by fedlib/cli.py).
+"""``fedlib run | sweep | presets`` (registered by fedlib/cli.py; ``fedlib results`` and
+``fedlib verify``: :mod:`fedlib.experiments.results.cli`).
 
     fedlib run --preset toy-smoke --set rounds=50 --set local.lr=0.2 [--results DIR]
     fedlib sweep --preset toy-smoke --seeds 0 1 2 --grid safl.k=2,4 --backend local|ray
-    fedlib results list | show HASH | rm HASH... | rm --all | rehash [--dry-run] | export [HASH...] | import [PATH]
     fedlib presets
 """
 
@@ -50,7 +50,7 @@ def _configs(args, many: bool = False):
 
 
 def _store(args):
-    from fedlib.experiments.store import ResultStore
+    from fedlib.experiments.results.store import ResultStore
 
     return ResultStore(args.results)
 
@@ -63,7 +63,7 @@ def _print_json(obj) -> None:
 
 # ---------------------------------------------------------------------------- commands
 def cmd_run(args) -> int:
-    from fedlib.experiments.runner import run
+    from fedlib.experiments.running.runner import run
 
     import contextlib
 
@@ -78,7 +78,7 @@ def cmd_run(args) -> int:
 
 
 def cmd_sweep(args) -> int:
-    from fedlib.experiments.sweep import grid, parse_grid, sweep
+    from fedlib.experiments.running.sweep import grid, parse_grid, sweep
 
     axes = parse_grid(args.grid)
     check(not ("seed" in axes and args.seeds is not None),
@@ -100,66 +100,6 @@ def cmd_sweep(args) -> int:
         with pd.option_context("display.width", 200, "display.max_columns", 20):
             print(table[cols].to_string(index=False))
     return 1 if (table["status"] == "failed").any() else 0
-
-
-def cmd_results(args) -> int:
-    store = _store(args)
-    if args.action in ("export", "import"):
-        from fedlib.experiments import ledger_cli
-
-        return (ledger_cli.cmd_export if args.action == "export" else ledger_cli.cmd_import)(store, args)
-    if args.action == "list":
-        table = store.list()
-        if args.json:
-            _print_json(table.to_dict(orient="records"))
-        elif table.empty:
-            print(f"(no results in {store.root})")
-        else:
-            import pandas as pd
-
-            with pd.option_context("display.width", 200, "display.max_columns", 20):
-                print(table.drop(columns=["detail"]).to_string(index=False))
-        return 0
-    if args.action == "show":
-        check(len(args.hashes) == 1, "results show takes exactly one HASH (prefix)")
-        _print_json(store.show(args.hashes[0]))
-        return 0
-    if args.action == "rehash":
-        from fedlib.experiments.rehash import rehash_store
-
-        table = rehash_store(store, dry_run=args.dry_run)
-        if args.json:
-            _print_json(table.to_dict(orient="records"))
-        else:
-            counts = table["action"].str.split(":").str[0].value_counts().to_dict() if len(table) else {}
-            print(table.to_string(index=False) if len(table) else f"(no results in {store.root})")
-            print(("would move" if args.dry_run else "moved") + f" {counts.get('moved', 0)}; "
-                  f"current {counts.get('current', 0)}; kept {counts.get('kept', 0)}")
-        assumed = int((table["data"] == "assumed current").sum()) if len(table) else 0
-        if assumed:
-            from fedlib.data.paths import data_root
-
-            print(f"assumed: {assumed} run(s) stored without a data fingerprint were computed on the "
-                  f"same data as now under {data_root().resolve()} ($FEDLIB_DATA); their new hash "
-                  "records that data's fingerprint. If they ran on other data, remove them instead.",
-                  file=sys.stderr)
-        return 0
-    # rm
-    check(bool(args.hashes) != bool(args.all), "results rm takes HASH prefix(es) or --all",
-          "e.g. fedlib results rm 3fa2c1 or fedlib results rm --all")
-    removed = []
-    try:
-        if args.all:
-            removed = store.rm(all=True)
-        else:
-            for p in args.hashes:
-                removed += store.rm(p, yes=args.yes)
-    finally:
-        for h in removed:
-            print(f"removed {h}")
-    if not removed:
-        print(f"(nothing to remove in {store.root})")
-    return 0
 
 
 def cmd_presets(args) -> int:
@@ -202,23 +142,6 @@ def register(subparsers) -> None:
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--json", action="store_true", help="print the cell table as JSON")
     p.set_defaults(func=cmd_sweep)
-
-    p = subparsers.add_parser("results", help="inspect and prune the result store")
-    p.add_argument("action", choices=("list", "show", "rm", "rehash", "export", "import"),
-                   help="rehash: move stored runs to the current config-hash scheme (after an upgrade); "
-                        "export: finished runs into the results ledger (default: the runs the reports "
-                        "read; HASH prefixes or --all for others); import [PATH]: ledger runs into the store")
-    p.add_argument("hashes", nargs="*", metavar="HASH", help="hash prefix(es)")
-    p.add_argument("--all", action="store_true", help="with rm: remove every result; with export: export every result")
-    p.add_argument("--yes", action="store_true",
-                   help="with rm: remove by a hash prefix shorter than 8 characters")
-    p.add_argument("--ledger", metavar="DIR", default=None,
-                   help="with export/import: the ledger folder (default $FEDLIB_LEDGER or ledger/ of the checkout)")
-    p.add_argument("--dry-run", action="store_true", help="with rehash: only say what would move")
-    p.add_argument("--results", metavar="DIR", default=None,
-                   help="result store folder (default $FEDLIB_RESULTS or ./results)")
-    p.add_argument("--json", action="store_true", help="machine-readable output")
-    p.set_defaults(func=cmd_results)
 
     p = subparsers.add_parser("presets", help="list the named presets")
     p.add_argument("--json", action="store_true")

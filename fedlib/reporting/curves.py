@@ -221,7 +221,7 @@ def write_all(out: Path, index: dict, root: Path, fresh=None) -> list[Path]:
     """:func:`write_report_data` for the finished reports of ``index`` (the profile's index) whose
     curves file is missing, and for every one in ``fresh`` (all of them when None), the runs read
     from ``root``'s ledger and the result store; the paths written."""
-    from fedlib.experiments.ledger import Ledger
+    from fedlib.experiments.results.ledger import Ledger
     from fedlib.reporting.runs import results_store
 
     ledger, store, written = Ledger(root / "ledger"), results_store(), []

@@ -19,7 +19,7 @@ def run_all(cfgs: list, desc: str | None = "runs", workers: int | None = 1, stor
             progress: bool = True) -> list:
     """The :class:`~fedlib.experiments.RunResult` of every config, in order: finished runs come
     from the store; with ``workers > 1`` the missing ones first run in a local process pool (one
-    one-thread process per worker, ``fedlib.experiments.sweep``); a lone missing run runs here.
+    one-thread process per worker, ``fedlib.experiments.running.sweep``); a lone missing run runs here.
     ``desc`` names an overall progress bar (``None``: none)."""
     from fedlib.core.progress import progress_bar
     from fedlib.experiments import run, sweep

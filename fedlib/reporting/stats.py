@@ -60,7 +60,7 @@ def drift_threshold(family: str | None = None) -> float:
     measured family when ``family`` is None. The record is read once per version of the file (every
     verdict of a report asks), not once per call."""
     from fedlib.claims.drift import DRIFT_FILE
-    from fedlib.claims.paths import checkout
+    from fedlib.core.paths import checkout
 
     try:
         stamp = (checkout() / DRIFT_FILE).stat().st_mtime_ns
@@ -88,7 +88,7 @@ _notebook_family: str | None = None
 
 def family_of(cfg) -> str | None:
     """The drift family of a run config: split FL (SMoFi's CNN on CIFAR-10) or the SAFL task's model."""
-    from fedlib.experiments.provenance import drift_family
+    from fedlib.experiments.results.provenance import drift_family
 
     return drift_family(cfg)
 

@@ -26,7 +26,7 @@ Modules (import them directly; this package imports nothing heavy):
     FedQS-Avg / FedQS-SGD (written against the same contract), a package: ``modules`` (Mod①②③),
     ``rules`` (paper / official behaviours), ``options``, ``strategy``.
 ``fedlib.safl.algorithms``
-    lists all of them in ``CATALOG`` (registered by ``fedlib.experiments.registry`` as
+    lists all of them in ``CATALOG`` (registered by ``fedlib.experiments.config.registry`` as
     ``paradigm="safl"``) and builds
     dataset, partition, model, delays, strategy and simulator from a ``RunConfig``.
 ``fedlib.safl.cli``

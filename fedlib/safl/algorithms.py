@@ -1,6 +1,6 @@
 """Every SAFL algorithm as an :class:`~fedlib.core.protocols.AlgorithmSpec` (``CATALOG``).
 
-The experiment layer (``fedlib.experiments.registry``) registers ``CATALOG`` under ``paradigm="safl"``
+The experiment layer (``fedlib.experiments.config.registry``) registers ``CATALOG`` under ``paradigm="safl"``
 the first time the paradigm is asked for; this package imports nothing above ``fedlib.train``. Each
 algorithm is one
 :class:`~fedlib.safl.strategy.Strategy` class; its trainer factory builds, from a validated

@@ -165,7 +165,7 @@ class Strategy:
         if options is None:
             options = self.Options()
         elif isinstance(options, dict):
-            options = make_options(self.Options, options, self.name)
+            options = build_options(self.Options, options, self.name)
         self.options = options
 
     # -- lifecycle ------------------------------------------------------------------------
@@ -209,8 +209,3 @@ class Strategy:
     def __repr__(self) -> str:
         return f"{type(self).__name__}({self.options})"
 
-
-def make_options(cls: type, values: dict | None, name: str = "strategy"):
-    """Build the options dataclass ``cls`` from a dict (:func:`fedlib.core.dataclass_io.build_options`,
-    the registry's path too): unknown keys refused with the closest valid one, types coerced."""
-    return build_options(cls, values, name)

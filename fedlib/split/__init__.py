@@ -11,7 +11,7 @@
   exchanging smashed data), the reference for the identity tests and the SFLV2 implementation.
 - :mod:`fedlib.split.sfl` — the :class:`SplitTrainer` the runner drives (Trainer protocol).
 - :mod:`fedlib.split.algorithms` — ``CATALOG``: every ``split`` algorithm (registered by
-  ``fedlib.experiments.registry``), each built by ``build_trainer(cfg, options)``.
+  ``fedlib.experiments.config.registry``), each built by ``build_trainer(cfg, options)``.
 """
 
 from fedlib.split.smofi import SMoFiHook, SMoFiOptions, fuse_momentum, staleness_weight

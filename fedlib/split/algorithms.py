@@ -1,5 +1,5 @@
 """Every split-FL algorithm (``paradigm: split``) as an :class:`~fedlib.core.protocols.AlgorithmSpec`
-(``CATALOG``, registered by ``fedlib.experiments.registry``; spec §3).
+(``CATALOG``, registered by ``fedlib.experiments.config.registry``; spec §3).
 
 Names: a base method, optionally ``+`` an add-on — ``fedavg``, ``fedprox``, ``fednar`` each alone
 or with ``+smofi``, ``+fedavgm``, ``+slowmo`` — plus ``fednag``, and the aliases ``sflv1``
@@ -81,7 +81,7 @@ def build_trainer(cfg, options, path: str = "auto", dataset=None, parts=None) ->
     framework = framework_of(cfg.algorithm, cfg.split.framework)
     check(isinstance(options, options_class(base, addon_name)),
           f"split method {cfg.algorithm!r} needs its options instance, got {type(options).__name__}",
-          "build the trainer through fedlib.experiments.runner.build_trainer(cfg)")
+          "build the trainer through fedlib.experiments.running.runner.build_trainer(cfg)")
     method, addon = make_method(base, options), make_addon(addon_name, options)
     return _assemble(cfg, method, addon, framework, path, dataset, parts)
 

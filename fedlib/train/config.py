@@ -25,7 +25,7 @@ PRECISIONS = ("fp32", "bf16")
 __all__ = ["OPTIMIZERS", "PRECISIONS", "LocalConfig", "ClientTask", "ClientResult"]
 
 
-def _is_int(v) -> bool:
+def is_int(v) -> bool:
     """A Python int or anything integer-like (numpy / 0-dim integer tensor), but not a bool."""
     if isinstance(v, bool) or (isinstance(v, Tensor) and (v.dim() != 0 or v.is_floating_point()
                                                            or v.dtype == torch.bool)):
@@ -108,15 +108,15 @@ class LocalConfig:
               and all(_is_real(b) and 0 <= b < 1 for b in self.betas),
               f"betas must be two numbers in [0, 1), got {self.betas!r}", "use e.g. betas=(0.9, 0.999)")
         check(_is_real(self.eps) and self.eps > 0, f"eps must be a number > 0, got {self.eps!r}")
-        check(_is_int(self.batch_size) and self.batch_size >= 1,
+        check(is_int(self.batch_size) and self.batch_size >= 1,
               f"batch_size must be an integer >= 1, got batch_size={self.batch_size!r}", "use e.g. batch_size=50")
         check(self.steps is not None or self.epochs is not None,
               "local training needs epochs or steps, both are None", "set epochs=1 or steps=N")
         if self.steps is not None:
-            check(_is_int(self.steps) and self.steps >= 0,
+            check(is_int(self.steps) and self.steps >= 0,
                   f"steps must be an integer >= 0 (or None to use epochs), got steps={self.steps!r}")
         if self.epochs is not None:
-            check(_is_int(self.epochs) and self.epochs >= 0,
+            check(is_int(self.epochs) and self.epochs >= 0,
                   f"epochs must be an integer >= 0 (or None with steps), got epochs={self.epochs!r}")
         check(isinstance(self.drop_last, bool), f"drop_last must be True or False, got {self.drop_last!r}")
         if self.clip_norm is not None:
@@ -225,7 +225,7 @@ def validate_init_opt_state(task: "ClientTask", shapes: dict) -> None:
     allowed = KINDS[task.config.optimizer]
     for kind, per in init.items():
         if kind == "step" and task.config.optimizer != "sgd":
-            check(_is_int(per) and per >= 0, f"client {cid}: init_opt_state['step'] must be an int >= 0, got {per!r}")
+            check(is_int(per) and per >= 0, f"client {cid}: init_opt_state['step'] must be an int >= 0, got {per!r}")
             continue
         check(kind in allowed, f"client {cid}: init_opt_state kind {kind!r} does not belong to optimizer "
               f"{task.config.optimizer!r}", f"use {', '.join(allowed)}")
@@ -244,7 +244,7 @@ def validate_tasks(tasks, num_train: int, num_starts: int) -> None:
           "pass a non-empty list of ClientTask")
     for pos, t in enumerate(tasks):
         check(isinstance(t, ClientTask), f"task {pos} is a {type(t).__name__}, not a ClientTask")
-        check(_is_int(t.client_id), f"task {pos}: client_id must be an int, got {t.client_id!r}")
+        check(is_int(t.client_id), f"task {pos}: client_id must be an int, got {t.client_id!r}")
         check(isinstance(t.config, LocalConfig),
               f"client {t.client_id}: config must be a LocalConfig, got {type(t.config).__name__}")
         try:
@@ -263,6 +263,6 @@ def validate_tasks(tasks, num_train: int, num_starts: int) -> None:
             check(lo >= 0 and hi < num_train,
                   f"client {t.client_id}: sample indices out of range [{lo}, {hi}] for a train split "
                   f"of {num_train} samples", "indices must lie in [0, dataset.num_train)")
-        check(_is_int(t.start) and 0 <= t.start < num_starts,
+        check(is_int(t.start) and 0 <= t.start < num_starts,
               f"client {t.client_id}: start={t.start!r} is out of range for {num_starts} start state(s)",
               f"use 0 <= start < {num_starts}")

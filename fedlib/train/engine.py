@@ -13,7 +13,7 @@ from torch import nn
 from fedlib.core.errors import check, check_choice
 from fedlib.train.allocator import tune_malloc
 from fedlib.train.common import StateLayout, check_precision, resolve_starts
-from fedlib.train.config import ClientResult, ClientTask, _is_int, validate_init_opt_state, validate_tasks
+from fedlib.train.config import ClientResult, ClientTask, is_int, validate_init_opt_state, validate_tasks
 from fedlib.train.loop import train_loop
 from fedlib.train.stacked import train_stacked
 from fedlib.train.stream import ClientStream, prepare_template
@@ -53,7 +53,7 @@ def choose_backend(model: nn.Module, device: torch.device | str, num_clients: in
     return "stacked"
 
 
-def _data_device(dataset) -> torch.device:
+def dataset_device(dataset) -> torch.device:
     dev = getattr(dataset, "device", None)
     if dev is None and hasattr(dataset, "train_x"):
         dev = dataset.train_x.device
@@ -76,8 +76,8 @@ def train_clients(model: nn.Module, starts, dataset, tasks: list[ClientTask], *,
     """
     check_choice("backend", backend, BACKENDS)
     check(isinstance(model, nn.Module), f"model must be an nn.Module, got {type(model).__name__}")
-    check(_is_int(seed), f"seed must be an int, got {seed!r}")
-    check(_is_int(round) and round >= 0,
+    check(is_int(seed), f"seed must be an int, got {seed!r}")
+    check(is_int(round) and round >= 0,
           f"round must be an int >= 0, got {round!r}")
     num_train = int(dataset.num_train)
     n_starts = 1 if starts is None or isinstance(starts, dict) else (len(starts) if isinstance(starts, (list, tuple))
@@ -93,7 +93,7 @@ def train_clients(model: nn.Module, starts, dataset, tasks: list[ClientTask], *,
         precisions = {t.config.precision for t in tasks}
         check(len(precisions) == 1, f"a hook needs one local precision for the whole group, got {sorted(precisions)}",
               "train groups with different precisions in separate calls")
-    data_device = _data_device(dataset)
+    data_device = dataset_device(dataset)
     device = torch.device(device) if device is not None else data_device
     for precision in sorted({t.config.precision for t in tasks}):
         check_precision(precision, device)

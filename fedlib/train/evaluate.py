@@ -32,7 +32,7 @@ from torch.func import functional_call, vmap
 
 from fedlib.core.errors import check, check_choice
 from fedlib.train.common import StateLayout, resolve_starts
-from fedlib.train.engine import BACKENDS, _data_device, choose_backend
+from fedlib.train.engine import BACKENDS, dataset_device, choose_backend
 from fedlib.train.loop import fast_memory_format, to_format
 from fedlib.train.stream import prepare_template
 
@@ -110,7 +110,7 @@ def prepare_batches(model: nn.Module, dataset, split: str = "test", indices=None
     check(dataset is not None, "prepare_batches needs a dataset")
     check_choice("split", split, SPLITS)
     _check_batch_size(batch_size)
-    device = torch.device(device) if device is not None else _data_device(dataset)
+    device = torch.device(device) if device is not None else dataset_device(dataset)
     idx = _sample_indices(dataset, split, indices)
     batches = tuple(_batches(dataset, split, idx, batch_size or eval_batch_size(device), device,
                              _float_dtype(model.state_dict()), fast_memory_format(model, device)))
@@ -160,7 +160,7 @@ def evaluate(model: nn.Module, state_or_states=None, dataset=None, split: str = 
     if batches is None:
         check(dataset is not None, "evaluate needs a dataset (or batches from prepare_batches)")
         check_choice("split", split, SPLITS)
-        device = torch.device(device) if device is not None else _data_device(dataset)
+        device = torch.device(device) if device is not None else dataset_device(dataset)
     else:
         check(isinstance(batches, EvalBatches), f"batches must come from prepare_batches, got {type(batches).__name__}")
         check(dataset is None and indices is None and batch_size is None,

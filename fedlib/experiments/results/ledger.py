@@ -29,8 +29,8 @@ from pathlib import Path
 
 from fedlib.core.paths import ENV, ledger_root
 from fedlib.core.errors import FedlibError
-from fedlib.experiments.store import ResultStore
-from fedlib.experiments.store_safe import (Unsafe, gunzip_bounded, inside, lock_dir, open_dir, read_file,
+from fedlib.experiments.results.store import ResultStore
+from fedlib.experiments.results.store_safe import (Unsafe, gunzip_bounded, inside, lock_dir, open_dir, read_file,
                                            refuse_system_root, sweep_temporaries, write_file)
 
 _O_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
@@ -63,7 +63,7 @@ class Ledger:
 
     Every read and write stays inside :attr:`root` (issue 44): folders are opened one component at
     a time without following links, files are opened ``O_NOFOLLOW`` and read with a size cap, gzip
-    files are decompressed with a ceiling (:mod:`fedlib.experiments.store_safe`); a symbolic link,
+    files are decompressed with a ceiling (:mod:`fedlib.experiments.results.store_safe`); a symbolic link,
     a file where a folder belongs or a bomb is refused in one line and nothing is written.
     """
 
@@ -188,7 +188,7 @@ class Ledger:
             files = self.read(h)
         except FedlibError as err:
             return None, err.problem
-        state, why = ResultStore._verify(h, files)
+        state, why = ResultStore.verify(h, files)
         if state != "done":
             return None, why or state
         try:
@@ -305,14 +305,14 @@ def rehash_status(h: str, entry: dict) -> tuple[str, str]:
     ("" when it does), and which older code made it ("" unless today's code hashes it differently).
 
     An entry hashed by an older hash scheme or fedlib version (its config gives ``h`` under that
-    scheme, :func:`fedlib.experiments.rehash.scheme_hashes`) is "made by older code": today's code
+    scheme, :func:`fedlib.experiments.results.rehash.scheme_hashes`) is "made by older code": today's code
     never asks for ``h``, so it is imported as it is. Any other mismatch is a config that was edited
     after the run (or forged): refused, since the store would serve it as the result of its config.
     """
     cur = current_hash(entry)
     if cur == h:
         return "", ""
-    from fedlib.experiments.rehash import scheme_hashes
+    from fedlib.experiments.results.rehash import scheme_hashes
 
     config, version = entry.get("config"), entry.get("fedlib", "")
     if isinstance(config, dict) and isinstance(version, str):
@@ -338,8 +338,8 @@ def export_runs(store: ResultStore, ledger: Ledger, hashes: list[str]) -> dict:
         if ledger.has(h):
             out["present"].append(h)
             continue
-        snap = store._snapshot(h)
-        if snap is None or store._verify(h, snap)[0] != "done":
+        snap = store.snapshot(h)
+        if snap is None or store.verify(h, snap)[0] != "done":
             out["missing"].append(h)
             continue
         ledger.add(h, {name: snap[name] for name in _FILES})
@@ -395,10 +395,10 @@ def import_runs(ledger: Ledger, store: ResultStore, hashes: list[str] | None = N
 def current_hash(entry_config: dict) -> str | None:
     """The hash today's code gives the config of a ledger entry's ``config.json`` (with the data
     fingerprint it recorded), or None if today's code refuses that config."""
-    from fedlib.experiments.config import RunConfig, _hash_of
+    from fedlib.experiments.config import RunConfig
 
     try:
         cfg = RunConfig.from_dict(entry_config["config"]).validated()
     except (FedlibError, KeyError, TypeError, ValueError):
         return None
-    return _hash_of(cfg._hashed_fields(), entry_config.get("data_fingerprint"))
+    return cfg.config_hash(entry_config.get("data_fingerprint"))

@@ -1,6 +1,7 @@
-"""The files of one stored result (split from :mod:`fedlib.experiments.store`): their byte formats
-(CSV tables that read back bit for bit, canonical JSON), checksums, and the renames that put a
-finished result in place atomically (Linux ``renameat2(RENAME_EXCHANGE)``, else a plain rename)."""
+"""The files of one stored result (split from :mod:`fedlib.experiments.results.store`): their byte formats
+(CSV tables that read back bit for bit, canonical JSON, the checkpoint container with the sha256 of its
+payload), checksums, and the renames that put a finished result in place atomically (Linux
+``renameat2(RENAME_EXCHANGE)``, else a plain rename)."""
 
 from __future__ import annotations
 
@@ -18,12 +19,16 @@ import pandas as pd
 from fedlib.core.dataclass_io import json_clean
 from fedlib.core.errors import FedlibError
 
-class _Damaged(Exception):
+__all__ = ["DamagedEntry", "rename_onto_free", "exchange", "json_field", "mtime_text", "check_path_length",
+           "sha256_hex", "json_bytes", "frame_to_csv", "csv_to_frame", "NOFOLLOW", "CHECKPOINT_FORMAT",
+           "checkpoint_bytes", "checkpoint_problem", "read_checkpoint"]
+
+
+class DamagedEntry(Exception):
     """A store entry that is not a readable result folder (``entry_problem``)."""
 
 
-
-def _rename_onto_free(src: Path, dst: Path) -> bool:
+def rename_onto_free(src: Path, dst: Path) -> bool:
     """Rename ``src`` to ``dst``; False (nothing done) when ``dst`` is taken by another entry."""
     try:
         os.rename(src, dst)
@@ -34,8 +39,7 @@ def _rename_onto_free(src: Path, dst: Path) -> bool:
     return False
 
 
-
-def _exchange(a: Path, b: Path) -> bool:
+def exchange(a: Path, b: Path) -> bool:
     """Swap two paths in one step (Linux ``renameat2(RENAME_EXCHANGE)``); False where unavailable."""
     func = _renameat2()
     if func is None:
@@ -53,7 +57,6 @@ def _exchange(a: Path, b: Path) -> bool:
 _RENAMEAT2: list = []
 
 
-
 def _renameat2():
     if not _RENAMEAT2:
         try:
@@ -67,8 +70,7 @@ def _renameat2():
     return _RENAMEAT2[0]
 
 
-
-def _json_field(blob, key: str | None = None) -> dict:
+def json_field(blob, key: str | None = None) -> dict:
     """``json.loads(blob)`` (its ``key`` entry) as a dict; {} for a missing or unreadable blob."""
     try:
         out = json.loads(blob) if blob else {}
@@ -78,16 +80,14 @@ def _json_field(blob, key: str | None = None) -> dict:
     return out if isinstance(out, dict) else {}
 
 
-
-def _mtime(d: Path) -> str | None:
+def mtime_text(d: Path) -> str | None:
     try:
         return time.strftime("%Y-%m-%d %H:%M", time.localtime(os.lstat(d).st_mtime))
     except OSError:
         return None
 
 
-
-def _check_path_length(path: Path) -> None:
+def check_path_length(path: Path) -> None:
     """FedlibError for a path the file system cannot hold (a name over 255 bytes, or too long)."""
     text = str(path)
     longest = max((len(os.fsencode(part)) for part in path.parts), default=0)
@@ -97,15 +97,12 @@ def _check_path_length(path: Path) -> None:
                           "set FEDLIB_RESULTS (or --results / store=) to a shorter path")
 
 
-
-def _sha256(data: bytes) -> str:
+def sha256_hex(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-
-def _json_bytes(obj) -> bytes:
+def json_bytes(obj) -> bytes:
     return (json.dumps(json_clean(obj), indent=2, sort_keys=True, allow_nan=False) + "\n").encode()
-
 
 
 def frame_to_csv(df: pd.DataFrame) -> bytes:
@@ -114,11 +111,9 @@ def frame_to_csv(df: pd.DataFrame) -> bytes:
     return df.to_csv(index=False).encode()
 
 
-
 # pandas < 3 parses floats with a fast, slightly inexact parser unless asked for round-trip;
 # pandas >= 3 is exact by default and deprecates the argument
 _ROUND_TRIP = {"float_precision": "round_trip"} if int(pd.__version__.split(".")[0]) < 3 else {}
-
 
 
 def csv_to_frame(data: bytes) -> pd.DataFrame:
@@ -128,5 +123,52 @@ def csv_to_frame(data: bytes) -> pd.DataFrame:
     return pd.read_csv(io.BytesIO(data), **_ROUND_TRIP)
 
 
+NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
-_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+CHECKPOINT_FORMAT = 2  # 2: {"format", "sha256", "payload": torch.save bytes of the state}
+
+
+def checkpoint_bytes(state: dict) -> bytes:
+    """A checkpoint file: ``state`` saved by torch, inside a container with the sha256 of those bytes."""
+    import torch
+
+    buf = io.BytesIO()
+    torch.save(state, buf)
+    payload = buf.getvalue()
+    out = io.BytesIO()
+    torch.save({"format": CHECKPOINT_FORMAT, "sha256": sha256_hex(payload),
+                "payload": torch.frombuffer(bytearray(payload), dtype=torch.uint8)}, out)
+    return out.getvalue()
+
+
+def checkpoint_problem(outer) -> str | None:
+    """Why a loaded checkpoint file is not a sound format-2 container (None when it is)."""
+    import torch
+
+    if not isinstance(outer, dict) or outer.get("format") != CHECKPOINT_FORMAT:
+        return "it was written by an older fedlib (no checksum) or is not a checkpoint"
+    if not isinstance(outer.get("payload"), torch.Tensor) or outer["payload"].dtype != torch.uint8:
+        return "its payload is missing"
+    if sha256_hex(outer["payload"].numpy().tobytes()) != outer.get("sha256"):
+        return "its checksum does not match (truncated or modified)"
+    return None
+
+
+def read_checkpoint(path: Path, h: str) -> tuple[dict | None, str | None]:
+    """``(state, None)`` for a sound checkpoint of config hash ``h`` at ``path``, else ``(None, why)``.
+    Read with ``torch.load(weights_only=True)`` only: it never runs code."""
+    import torch
+
+    state = None
+    try:
+        outer = torch.load(path, map_location="cpu", weights_only=True)
+        problem = checkpoint_problem(outer)
+        if problem is None:
+            raw = outer["payload"].numpy().tobytes()
+            state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
+            problem = None if isinstance(state, dict) and state.get("config_hash") == h \
+                else "it belongs to another config"
+    except Exception as err:  # noqa: BLE001 - corrupt or unsafe: never executed, start over
+        problem = f"it is unreadable ({type(err).__name__}: {str(err)[:200]})"
+    return (state, None) if problem is None else (None, problem)

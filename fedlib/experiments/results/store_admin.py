@@ -1,46 +1,41 @@
-"""Inspecting and pruning a result store (split from :mod:`fedlib.experiments.store`): ``results
-list`` / ``show`` / ``rm``. Damaged entries are listed as such, never raise (issue 33); removal takes
-an entry out of the store in one rename and says so only when it is gone."""
+"""Inspecting and pruning a result store: ``results list`` / ``show`` / ``rm`` (the store's
+:meth:`~fedlib.experiments.results.store.ResultStore.list`, ``show`` and ``rm`` hand their work to a
+:class:`StoreAdmin` of that store). It reads the store through its public methods only (``hashes``,
+``resolve``, ``snapshot``, ``verify``, ``take_aside``). Damaged entries are listed as such, never raise
+(issue 33); removal takes an entry out of the store in one rename and says so only when it is gone."""
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import shutil
-import uuid
-from pathlib import Path
 
 import pandas as pd
 
 from fedlib.core.errors import FedlibError
-from fedlib.experiments.store_files import _Damaged, _json_field, _mtime
+from fedlib.experiments.results.store_files import DamagedEntry, json_field, mtime_text
 
 MIN_RM_PREFIX = 8  # `results rm` by a shorter prefix needs --yes (issue 33)
 
 
 class StoreAdmin:
-    """``list``, ``show`` and ``rm`` of :class:`~fedlib.experiments.store.ResultStore` (which
-    supplies ``root``, ``hashes``, ``resolve``, ``_snapshot``, ``_verify`` and ``entry_problem``)."""
+    """``list``, ``show`` and ``rm`` of one :class:`~fedlib.experiments.results.store.ResultStore`."""
 
-    @staticmethod
-    def _progress(d: Path) -> dict:
-        try:
-            return json.loads((d / "progress.json").read_bytes())
-        except Exception:  # noqa: BLE001
-            return {}
+    def __init__(self, store):
+        self.store = store
+        self.root = store.root
 
     # ------------------------------------------------------------------ inspection
     def list(self) -> pd.DataFrame:
         """One row per stored run: hash, status, what it is, and its headline metrics."""
         rows = []
-        for h in self.hashes():
+        for h in self.store.hashes():
             d = self.root / h
             snap, state, why = self._read_entry(h)
             if state == "missing":
                 continue  # removed since it was listed
-            cfg = _json_field(snap.get("config.json"), "config")
-            summary = _json_field(snap.get("summary.json")) if state == "done" else {}
+            cfg = json_field(snap.get("config.json"), "config")
+            summary = json_field(snap.get("summary.json")) if state == "done" else {}
             data, model = cfg.get("data", {}), cfg.get("model", {})
             data, model = data if isinstance(data, dict) else {}, model if isinstance(model, dict) else {}
             rows.append({
@@ -54,10 +49,10 @@ class StoreAdmin:
                 "seed": cfg.get("seed"),
                 "rounds": cfg.get("rounds"),
                 "done_rounds": summary.get("rounds") if state == "done"
-                else _json_field(snap.get("progress.json")).get("round", 0),
+                else json_field(snap.get("progress.json")).get("round", 0),
                 "final_accuracy": summary.get("final_accuracy"),
                 "convergence_accuracy": summary.get("convergence_accuracy"),
-                "modified": _mtime(d),
+                "modified": mtime_text(d),
                 "detail": why,
             })
         cols = ["hash", "status", "paradigm", "algorithm", "dataset", "model", "profile", "seed",
@@ -67,18 +62,18 @@ class StoreAdmin:
 
     def show(self, hash_prefix: str) -> dict:
         """Config, status, summary and sizes of one stored run."""
-        h = self.resolve(hash_prefix)
+        h = self.store.resolve(hash_prefix)
         d = self.root / h
         snap, state, why = self._read_entry(h)
         if state == "missing":
             raise FedlibError(f"no result {h[:12]!r} in {str(self.root)!r} (removed meanwhile)",
                               "see `fedlib results list` for the stored hashes")
         out = {"hash": h, "path": str(d), "status": state, "detail": why}
-        out["config"] = _json_field(snap.get("config.json"), "config") or None
+        out["config"] = json_field(snap.get("config.json"), "config") or None
         if state == "done":
-            out["summary"] = _json_field(snap.get("summary.json"))
+            out["summary"] = json_field(snap.get("summary.json"))
         else:
-            out["progress"] = _json_field(snap.get("progress.json"))
+            out["progress"] = json_field(snap.get("progress.json"))
         out["files"] = {}
         if state != "damaged":
             try:
@@ -92,12 +87,12 @@ class StoreAdmin:
     def _read_entry(self, h: str) -> tuple[dict, str, str]:
         """(files, state, detail) of one entry, from one snapshot; damaged entries never raise."""
         try:
-            snap = self._snapshot(h)
-        except _Damaged as err:
+            snap = self.store.snapshot(h)
+        except DamagedEntry as err:
             return {}, "damaged", str(err)
         if snap is None:
             return {}, "missing", ""
-        state, why = self._verify(h, snap)
+        state, why = self.store.verify(h, snap)
         return snap, state, why
 
     def rm(self, hash_prefix: str | None = None, all: bool = False, yes: bool = False) -> list[str]:
@@ -107,7 +102,7 @@ class StoreAdmin:
         (issue 33: one character used to delete without asking). A result that cannot be removed
         (read-only store) raises FedlibError: nothing is reported removed that was not."""
         if all:
-            targets = self.hashes()
+            targets = self.store.hashes()
         else:
             if hash_prefix in (None, "--all"):
                 if hash_prefix == "--all":
@@ -117,7 +112,7 @@ class StoreAdmin:
             if not re.fullmatch(r"[0-9a-f]+", check_prefix):
                 raise FedlibError(f"{str(hash_prefix)[:70]!r} is not a result hash (hex digits)",
                                   "see `fedlib results list` for the stored hashes")
-            h = self.resolve(hash_prefix)
+            h = self.store.resolve(hash_prefix)
             if len(check_prefix) < MIN_RM_PREFIX and not yes:
                 raise FedlibError(f"hash prefix {check_prefix!r} is too short to remove by: it names "
                                   f"{h[:12]} now, but a short prefix is easily mistyped",
@@ -128,21 +123,10 @@ class StoreAdmin:
             self._remove(h)
         return targets
 
-    def _take_aside(self, h: str) -> Path | None:
-        """Rename ``<root>/<h>`` to ``.<h[:12]>.<random>.old`` in one step (a reader sees the result
-        whole or not at all; ``_sweep_stale`` clears such names): the new path, None when there was
-        nothing to move. Any other ``OSError`` propagates."""
-        aside = self.root / f".{h[:12]}.{uuid.uuid4().hex[:12]}.old"
-        try:
-            os.rename(self.root / h, aside)
-        except FileNotFoundError:
-            return None
-        return aside
-
     def _remove(self, h: str) -> None:
         """Rename ``<root>/<h>`` aside in one step, then delete it; FedlibError if it cannot."""
         try:
-            aside = self._take_aside(h)
+            aside = self.store.take_aside(h)
         except OSError as err:
             raise FedlibError(f"could not remove result {h[:12]} from {str(self.root)!r}: {err.strerror}",
                               "nothing was removed; make the store writable (or remove it by hand)") \

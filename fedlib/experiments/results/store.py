@@ -20,7 +20,7 @@ Atomicity (issues 19, 33): a finished result is written whole into a hidden fold
 ``RENAME_EXCHANGE``; the old folder, now under the temporary name, is deleted afterwards), so a
 reader always finds ``<hash>``: the old complete result or the new one, never no folder. Where the
 exchange is not available, the old folder is renamed aside first and a reader that finds no folder
-while such a write is under way waits for it (:meth:`ResultStore._snapshot`).
+while such a write is under way waits for it (:meth:`ResultStore.snapshot`).
 
 Damaged entries (issue 33): ``<hash>`` that is a symbolic link (fedlib never follows one out of
 the store), a file, or a folder whose result files are not regular readable files, is reported in
@@ -31,8 +31,8 @@ report it as ``damaged`` instead of failing. A reader opens
 meanwhile (its inode changed) it reads again. Checkpoint and progress files of a running run are
 written with :func:`fedlib.core.utils.atomic_write_bytes` (temporary file + rename).
 
-The files' byte formats, checksums and atomic renames are :mod:`fedlib.experiments.store_files`;
-``list`` / ``show`` / ``rm`` are :mod:`fedlib.experiments.store_admin`.
+The files' byte formats, checksums and atomic renames are :mod:`fedlib.experiments.results.store_files`;
+``list`` / ``show`` / ``rm`` are :mod:`fedlib.experiments.results.store_admin`.
 
 Checkpoints carry the sha256 of their payload and are read with ``torch.load(weights_only=True)``
 only, so a results folder from someone else cannot run code, and an edited one is refused.
@@ -40,7 +40,6 @@ only, so a results folder from someone else cannot run code, and an edited one i
 
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
@@ -57,32 +56,18 @@ import pandas as pd
 from fedlib.core.paths import results_root
 from fedlib.core.errors import FedlibError, check
 from fedlib.core.utils import atomic_write_bytes, check_writable_dir
-from fedlib.experiments.store_safe import lock_dir, refuse_system_root, sweep_temporaries, write_file
-from fedlib.experiments.store_admin import MIN_RM_PREFIX, StoreAdmin  # noqa: F401
-from fedlib.experiments.store_files import (_NOFOLLOW, _check_path_length, _Damaged, _exchange, _json_bytes,  # noqa: F401
-                                            _rename_onto_free, _sha256, csv_to_frame, frame_to_csv)
+from fedlib.experiments.results.store_safe import lock_dir, refuse_system_root, sweep_temporaries, write_file
+from fedlib.experiments.results.store_admin import MIN_RM_PREFIX, StoreAdmin  # noqa: F401
+from fedlib.experiments.results.store_files import (CHECKPOINT_FORMAT, NOFOLLOW, DamagedEntry,  # noqa: F401
+                                                    check_path_length, checkpoint_bytes, csv_to_frame, exchange,
+                                                    frame_to_csv, json_bytes, read_checkpoint,
+                                                    rename_onto_free, sha256_hex)
 
 __all__ = ["ResultStore", "RunResult", "CorruptResultWarning", "default_root"]
 
 _HASH_RE = re.compile(r"^[0-9a-f]{64}$")
 _RESULT_FILES = ("config.json", "history.csv", "clients.csv", "summary.json")
 _WRITABLE = (*_RESULT_FILES, "checkpoint.pt", "progress.json", "error.json")
-
-
-CHECKPOINT_FORMAT = 2  # 2: {"format", "sha256", "payload": torch.save bytes of the state}
-
-
-def _outer_problem(outer) -> str | None:
-    """Why a loaded checkpoint file is not a sound format-2 container (None when it is)."""
-    import torch
-
-    if not isinstance(outer, dict) or outer.get("format") != CHECKPOINT_FORMAT:
-        return "it was written by an older fedlib (no checksum) or is not a checkpoint"
-    if not isinstance(outer.get("payload"), torch.Tensor) or outer["payload"].dtype != torch.uint8:
-        return "its payload is missing"
-    if _sha256(outer["payload"].numpy().tobytes()) != outer.get("sha256"):
-        return "its checksum does not match (truncated or modified)"
-    return None
 
 
 class CorruptResultWarning(UserWarning):
@@ -113,7 +98,7 @@ def default_root() -> Path:
     return results_root()  # $FEDLIB_RESULTS, else ./results (fedlib.core.paths)
 
 
-class ResultStore(StoreAdmin):
+class ResultStore:
     """A folder of finished runs and checkpoints, addressed by config hash."""
 
     def __init__(self, root: str | os.PathLike | None = None):
@@ -121,7 +106,7 @@ class ResultStore(StoreAdmin):
             raise FedlibError(f"a result store root must be a folder path, got {type(root).__name__} "
                               f"{root!r:.60}", "pass e.g. ResultStore('results') (or None: $FEDLIB_RESULTS)")
         self.root = Path(root) if root is not None else default_root()
-        _check_path_length(self.root)
+        check_path_length(self.root)
         refuse_system_root(self.root, "result store", "set FEDLIB_RESULTS (or --results / store=) to a "
                            "folder of its own, e.g. ./results")
 
@@ -183,9 +168,25 @@ class ResultStore(StoreAdmin):
                               "give more characters")
         return matches[0]
 
+    # ------------------------------------------------------------------ inspection (store_admin)
+    def list(self) -> pd.DataFrame:
+        """One row per stored run: hash, status, what it is, and its headline metrics."""
+        return StoreAdmin(self).list()
+
+    def show(self, hash_prefix: str) -> dict:
+        """Config, status, summary and sizes of one stored run."""
+        return StoreAdmin(self).show(hash_prefix)
+
+    def rm(self, hash_prefix: str | None = None, all: bool = False, yes: bool = False) -> list[str]:
+        """Delete one run (by hash prefix, at least :data:`MIN_RM_PREFIX` characters unless ``yes``)
+        or every run with ``all=True``; returns the hashes (:meth:`StoreAdmin.rm`)."""
+        return StoreAdmin(self).rm(hash_prefix, all=all, yes=yes)
+
     # ------------------------------------------------------------------ integrity
-    def _snapshot(self, h: str) -> dict[str, bytes] | None:
-        """The files of ``<root>/<h>`` read through one open directory handle (None: no folder).
+    def snapshot(self, h: str) -> dict[str, bytes] | None:
+        """The files of ``<root>/<h>`` read through one open directory handle (None: no folder);
+        :class:`~fedlib.experiments.results.store_files.DamagedEntry` when it is not a readable
+        result folder (:meth:`entry_problem`). :meth:`verify` judges what it returns.
 
         If the folder is swapped for another write while it is read (its inode changes), it is read
         again, so the bytes returned always come from one directory: never a mix of two writes.
@@ -202,27 +203,27 @@ class ResultStore(StoreAdmin):
                     continue  # it was put back between the two looks: read it
                 return None
             if problem is not None:
-                raise _Damaged(problem)
+                raise DamagedEntry(problem)
             try:
-                fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW)
+                fd = os.open(d, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | NOFOLLOW)
             except FileNotFoundError:
                 continue
             except OSError as err:
-                raise _Damaged(f"the folder cannot be opened ({err.strerror})") from None
+                raise DamagedEntry(f"the folder cannot be opened ({err.strerror})") from None
             try:
                 out = {}
                 for name in ("DONE", *_RESULT_FILES, "error.json", "progress.json"):
                     try:
-                        f = os.open(name, os.O_RDONLY | _NOFOLLOW, dir_fd=fd)
+                        f = os.open(name, os.O_RDONLY | NOFOLLOW, dir_fd=fd)
                     except FileNotFoundError:
                         continue
                     except OSError as err:
-                        raise _Damaged(f"{name} cannot be read ({err.strerror})") from None
+                        raise DamagedEntry(f"{name} cannot be read ({err.strerror})") from None
                     with os.fdopen(f, "rb") as fh:
                         try:
                             out[name] = fh.read()
                         except OSError as err:
-                            raise _Damaged(f"{name} cannot be read ({err.strerror})") from None
+                            raise DamagedEntry(f"{name} cannot be read ({err.strerror})") from None
                 try:
                     os.stat("checkpoint.pt", dir_fd=fd, follow_symlinks=False)
                     out["checkpoint.pt"] = b""
@@ -305,8 +306,9 @@ class ResultStore(StoreAdmin):
         return True
 
     @staticmethod
-    def _verify(h: str, snap: dict[str, bytes]) -> tuple[str, str]:
-        """("done"|"partial"|"failed"|"corrupt", detail) of one folder's files."""
+    def verify(h: str, snap: dict[str, bytes]) -> tuple[str, str]:
+        """("done"|"partial"|"failed"|"corrupt", detail) of one folder's files (a :meth:`snapshot`, or
+        the files of a ledger entry): DONE, its checksums and those summary.json lists."""
         if "DONE" not in snap:
             if "error.json" in snap:
                 try:
@@ -331,12 +333,12 @@ class ResultStore(StoreAdmin):
         for name in _RESULT_FILES:
             if name not in snap:
                 return "corrupt", f"{name} is missing"
-            if _sha256(snap[name]) != files.get(name):
+            if sha256_hex(snap[name]) != files.get(name):
                 return "corrupt", f"{name} does not match its checksum (truncated or modified)"
         try:
             summary = json.loads(snap["summary.json"])
             for name, digest in summary.get("files", {}).items():
-                if _sha256(snap[name]) != digest:
+                if sha256_hex(snap[name]) != digest:
                     return "corrupt", f"{name} does not match summary.json"
         except Exception as err:  # noqa: BLE001
             return "corrupt", f"unreadable summary.json ({err})"
@@ -350,10 +352,10 @@ class ResultStore(StoreAdmin):
         """
         h = self._hash(cfg_or_hash)
         try:
-            snap = self._snapshot(h)
-        except _Damaged as err:
+            snap = self.snapshot(h)
+        except DamagedEntry as err:
             return "damaged", str(err)
-        return ("missing", "") if snap is None else self._verify(h, snap)
+        return ("missing", "") if snap is None else self.verify(h, snap)
 
     def has(self, cfg_or_hash) -> bool:
         """True only for a finished result whose every checksum matches."""
@@ -362,15 +364,15 @@ class ResultStore(StoreAdmin):
     def get(self, cfg_or_hash, warn: bool = True) -> RunResult | None:
         """The finished result, or None (missing, unfinished, or corrupt — corrupt is warned).
 
-        Every file comes from one read of one folder (:meth:`_snapshot`), checked against DONE.
+        Every file comes from one read of one folder (:meth:`snapshot`), checked against DONE.
         """
         h = self._hash(cfg_or_hash)
         try:
-            snap = self._snapshot(h)
-        except _Damaged as err:
+            snap = self.snapshot(h)
+        except DamagedEntry as err:
             snap, state, why = None, "damaged", str(err)
         else:
-            state, why = ("missing", "") if snap is None else self._verify(h, snap)
+            state, why = ("missing", "") if snap is None else self.verify(h, snap)
         if state in ("corrupt", "damaged") and warn:
             warnings.warn(f"result {h[:12]} in {self.root} is corrupt ({why}); it will be recomputed",
                           CorruptResultWarning, stacklevel=2)
@@ -403,7 +405,7 @@ class ResultStore(StoreAdmin):
     def config_blob(cfg, h: str, data_fingerprint) -> bytes:
         from fedlib import __version__
 
-        return _json_bytes({"config_hash": h, "fedlib": __version__, "config": cfg.to_dict(),
+        return json_bytes({"config_hash": h, "fedlib": __version__, "config": cfg.to_dict(),
                             "data_fingerprint": data_fingerprint})
 
     def write_config(self, cfg, data_fingerprint="current", config_hash: str | None = None) -> Path:
@@ -427,9 +429,9 @@ class ResultStore(StoreAdmin):
             "clients.csv": frame_to_csv(clients),
         }
         summary = dict(summary)
-        summary["files"] = {n: _sha256(blobs[n]) for n in ("history.csv", "clients.csv")}
-        blobs["summary.json"] = _json_bytes(summary)
-        from fedlib.experiments.provenance import provenance  # noqa: PLC0415
+        summary["files"] = {n: sha256_hex(blobs[n]) for n in ("history.csv", "clients.csv")}
+        blobs["summary.json"] = json_bytes(summary)
+        from fedlib.experiments.results.provenance import provenance  # noqa: PLC0415
 
         self.write_folder(h, blobs, extra_done={"provenance": provenance()})
         return RunResult(history=csv_to_frame(blobs["history.csv"]),
@@ -445,7 +447,7 @@ class ResultStore(StoreAdmin):
             check(isinstance(name, str) and name in _WRITABLE, f"{name!r} is not a file of a stored result",
                   f"write only {', '.join(_WRITABLE)}")
         done = {"config_hash": h, "finished": time.strftime("%Y-%m-%dT%H:%M:%S"),
-                "files": {n: _sha256(b) for n, b in blobs.items()}, **(extra_done or {})}
+                "files": {n: sha256_hex(b) for n, b in blobs.items()}, **(extra_done or {})}
         self.root.mkdir(parents=True, exist_ok=True)
         self._sweep_stale(h)
         token = f".{h[:12]}.{uuid.uuid4().hex[:12]}.tmp"
@@ -454,9 +456,9 @@ class ResultStore(StoreAdmin):
         tmp_fd = None
         try:
             os.mkdir(token, 0o755, dir_fd=root_fd)  # a fresh name: never an existing link
-            tmp_fd = os.open(token, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW, dir_fd=root_fd)
+            tmp_fd = os.open(token, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | NOFOLLOW, dir_fd=root_fd)
             lock_dir(tmp_fd)  # a killed writer's folder is swept by the next import (sweep_temporaries)
-            for name, data in {**blobs, "DONE": _json_bytes(done)}.items():
+            for name, data in {**blobs, "DONE": json_bytes(done)}.items():
                 write_file(tmp_fd, name, data)
             self._install(tmp, h)
         finally:
@@ -468,7 +470,7 @@ class ResultStore(StoreAdmin):
 
     def sweep_temporaries(self) -> list[str]:
         """Remove the temporary folders of killed writes (``.<hash12>.<token>.tmp`` no live writer
-        holds: see :func:`~fedlib.experiments.store_safe.sweep_temporaries`); the names removed."""
+        holds: see :func:`~fedlib.experiments.results.store_safe.sweep_temporaries`); the names removed."""
         return sweep_temporaries(self.root) if self.root.is_dir() else []
 
     def _install(self, tmp: Path, h: str) -> None:
@@ -478,18 +480,18 @@ class ResultStore(StoreAdmin):
         final = self.root / h
         for _ in range(100):
             self.repair(h)
-            if final.is_dir() and not final.is_symlink() and _exchange(tmp, final):
+            if final.is_dir() and not final.is_symlink() and exchange(tmp, final):
                 shutil.rmtree(tmp, ignore_errors=True)  # the old folder, now under tmp's name
                 return
-            if _rename_onto_free(tmp, final):
+            if rename_onto_free(tmp, final):
                 return
             # no exchange here: the old folder goes aside (a reader waits while it is there), the new
             # one is renamed in, and only then is the old one deleted
-            aside = self._take_aside(h)
+            aside = self.take_aside(h)
             if aside is None:
                 continue
             try:
-                if _rename_onto_free(tmp, final):
+                if rename_onto_free(tmp, final):
                     return
             finally:
                 shutil.rmtree(aside, ignore_errors=True)
@@ -498,9 +500,20 @@ class ResultStore(StoreAdmin):
             raise FedlibError(f"could not write result {h[:12]} into {self.root}: the folder "
                               "keeps being replaced by another process")
 
-    def _discard(self, h: str) -> None:
+    def take_aside(self, h: str) -> Path | None:
+        """Rename ``<root>/<h>`` to ``.<h[:12]>.<random>.old`` in one step (a reader sees the result
+        whole or not at all; :meth:`_sweep_stale` clears such names): the new path, None when there was
+        nothing to move. Any other ``OSError`` propagates."""
+        aside = self.root / f".{h[:12]}.{uuid.uuid4().hex[:12]}.old"
+        try:
+            os.rename(self.root / h, aside)
+        except FileNotFoundError:
+            return None
+        return aside
+
+    def discard(self, h: str) -> None:
         """Move ``<root>/<h>`` aside (one rename: a reader sees it whole or not at all), delete it."""
-        aside = self._take_aside(h)
+        aside = self.take_aside(h)
         if aside is not None:
             shutil.rmtree(aside, ignore_errors=True)
 
@@ -521,39 +534,20 @@ class ResultStore(StoreAdmin):
 
     def save_checkpoint(self, cfg_or_hash, state: dict, round: int, total: int) -> None:
         """Write ``state`` (weights_only-loadable data) with the sha256 of its bytes, atomically."""
-        import torch
-
         d = self.path(cfg_or_hash)
-        buf = io.BytesIO()
-        torch.save(state, buf)
-        payload = buf.getvalue()
-        out = io.BytesIO()
-        torch.save({"format": CHECKPOINT_FORMAT, "sha256": _sha256(payload),
-                    "payload": torch.frombuffer(bytearray(payload), dtype=torch.uint8)}, out)
-        atomic_write_bytes(d / "checkpoint.pt", out.getvalue())
-        atomic_write_bytes(d / "progress.json", _json_bytes(
+        atomic_write_bytes(d / "checkpoint.pt", checkpoint_bytes(state))
+        atomic_write_bytes(d / "progress.json", json_bytes(
             {"round": int(round), "total": int(total), "updated": time.time()}))
 
     def load_checkpoint(self, cfg_or_hash) -> dict | None:
         """The last checkpoint's state, or None. A checkpoint that is unreadable, fails its
         checksum, comes from an older format or another config is discarded with a warning (the
         run then starts from round 0). Loaded with ``weights_only=True``: it never runs code."""
-        import torch
-
         h = self._hash(cfg_or_hash)
         p = self.root / h / "checkpoint.pt"
         if not p.exists():
             return None
-        try:
-            outer = torch.load(p, map_location="cpu", weights_only=True)
-            problem = _outer_problem(outer)
-            if problem is None:
-                raw = outer["payload"].numpy().tobytes()
-                state = torch.load(io.BytesIO(raw), map_location="cpu", weights_only=True)
-                problem = None if isinstance(state, dict) and state.get("config_hash") == h \
-                    else "it belongs to another config"
-        except Exception as err:  # noqa: BLE001 - corrupt or unsafe: never executed, start over
-            problem = f"it is unreadable ({type(err).__name__}: {str(err)[:200]})"
+        state, problem = read_checkpoint(p, h)
         if problem is not None:
             self.discard_checkpoint(h, problem)
             return None
@@ -578,7 +572,7 @@ class ResultStore(StoreAdmin):
         """Record why the last attempt of a run failed (cleared when it next finishes)."""
         import traceback
 
-        atomic_write_bytes(self.path(cfg_or_hash) / "error.json", _json_bytes({
+        atomic_write_bytes(self.path(cfg_or_hash) / "error.json", json_bytes({
             "round": int(round), "error": f"{type(err).__name__}: {err}",
             "traceback": "".join(traceback.format_exception(err, limit=12)),
             "time": time.strftime("%Y-%m-%dT%H:%M:%S")}))
@@ -586,4 +580,4 @@ class ResultStore(StoreAdmin):
     def clear(self, cfg_or_hash) -> None:
         """Remove everything of one run (before a forced recompute): its folder is renamed aside
         in one step, so a reader sees the old result whole or nothing."""
-        self._discard(self._hash(cfg_or_hash))
+        self.discard(self._hash(cfg_or_hash))

@@ -20,7 +20,7 @@ from fedlib.core.errors import FedlibError, check
 __all__ = ["PRESET_DIR", "TASKS", "load_yaml_file", "load_preset_dict", "list_presets", "preset_description",
            "profile_overlay", "overlay_overrides"]
 
-PRESET_DIR = Path(__file__).resolve().parent.parent / "presets"
+PRESET_DIR = Path(__file__).resolve().parents[2] / "presets"  # fedlib/presets
 
 # Composed presets (fedlib/presets/README.md): a name ``<algorithm>-<task>[-<profile>]`` without a
 # file of its own is the task's base preset with ``algorithm`` set, then the profile's overlay file
@@ -128,7 +128,7 @@ def _composed() -> dict:
     exists, alone and with each of that task's profile overlays. A name an earlier paradigm already
     composed keeps that paradigm, profiles included.
     """
-    from fedlib.experiments.registry import algorithms
+    from fedlib.experiments.config.registry import algorithms
 
     overlays = _overlays()
     out: dict = {}
@@ -175,7 +175,7 @@ def _overlay_for(path: Path, paradigm: str, algorithm: str | None, chain: tuple)
     """An overlay file's dict for one algorithm: its common keys, then its ``algorithms:`` entry for
     ``algorithm`` merged on top (e.g. FedQS's η bounds where the overlay changes ``local.lr``,
     issue 30). Every name under ``algorithms:`` must be one of the paradigm's algorithms."""
-    from fedlib.experiments.registry import algorithms
+    from fedlib.experiments.config.registry import algorithms
 
     overlay = load_yaml_file(path, chain)
     per = overlay.pop("algorithms", None) or {}
@@ -243,7 +243,7 @@ def preset_description(name: str) -> str:
 def _algorithm_title(paradigm: str, algorithm: str) -> str:
     """The head of the algorithm's registered description ("[model] FedAT (Chai ..." -> FedAT); a
     head that is no name ("slow momentum (SlowMo)") follows the algorithm's name."""
-    from fedlib.experiments.registry import get_algorithm
+    from fedlib.experiments.config.registry import get_algorithm
 
     text = re.sub(r"^\[[^\]]*\]\s*", "", get_algorithm(paradigm, algorithm).description)
     head = re.split(r" \(|: | = ", text, maxsplit=1)[0].replace(" on split FL", "")

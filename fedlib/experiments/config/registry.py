@@ -1,7 +1,7 @@
 """Algorithm registry: (paradigm, name) -> trainer factory + options dataclass.
 
 The paradigm packages list their algorithms as :class:`~fedlib.core.protocols.AlgorithmSpec`s in a
-``CATALOG`` (``fedlib.safl.algorithms``, ``fedlib.split.algorithms``, ``fedlib.experiments.toy``);
+``CATALOG`` (``fedlib.safl.algorithms``, ``fedlib.split.algorithms``, ``fedlib.experiments.running.toy``);
 the first time a paradigm is asked for, this module imports its catalog and registers every entry,
 so the algorithms never import the experiment layer. An import error there is a real error and
 propagates. Your own algorithm is one call (e.g. in a notebook)::
@@ -38,7 +38,7 @@ __all__ = ["AlgorithmEntry", "register_algorithm", "get_algorithm", "algorithms"
 _CATALOGS = {
     "safl": "fedlib.safl.algorithms",
     "split": "fedlib.split.algorithms",
-    "toy": "fedlib.experiments.toy",
+    "toy": "fedlib.experiments.running.toy",
 }
 
 _REGISTRY: dict[tuple[str, str], "AlgorithmEntry"] = {}

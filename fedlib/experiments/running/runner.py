@@ -28,7 +28,7 @@ round whose evaluated loss is not finite stops the run with a :class:`FedlibErro
 
 A checkpoint that cannot be used (damaged, edited, another format, missing a part, a round outside
 ``1..total-1`` or not matching its history, a trainer state the trainer refuses) is discarded with a
-:class:`~fedlib.experiments.store.CorruptResultWarning` and the run starts again from round 0
+:class:`~fedlib.experiments.results.store.CorruptResultWarning` and the run starts again from round 0
 (issue 19): a stuck checkpoint never makes a run fail forever.
 """
 
@@ -49,9 +49,9 @@ import torch
 from fedlib.core.errors import FedlibError
 from fedlib.core.progress import progress_bar, progress_write
 from fedlib.core.protocols import check_trainer
-from fedlib.experiments import metrics
+import fedlib.experiments.metrics as metrics
 from fedlib.experiments.config import ResolvedRun, RunConfig
-from fedlib.experiments.store import ResultStore, RunResult
+from fedlib.experiments.results.store import ResultStore, RunResult
 from fedlib.core.utils import check_device, check_threads, default_threads, derive_seed, set_threads
 
 __all__ = ["run", "RunResult", "as_config", "build_trainer", "rng_state", "set_rng_state"]
@@ -89,7 +89,7 @@ def build_trainer(resolved: ResolvedRun | RunConfig, trainer=None):
     cfg = resolved.config
     where = "the trainer factory passed to run()"
     if trainer is None:
-        from fedlib.experiments.registry import get_algorithm
+        from fedlib.experiments.config.registry import get_algorithm
 
         trainer = get_algorithm(cfg.paradigm, cfg.algorithm).trainer
         where = f"the factory of {cfg.paradigm}/{cfg.algorithm}"

@@ -28,7 +28,7 @@ import pandas as pd
 
 from fedlib.core.errors import FedlibError
 from fedlib.experiments.config import LABEL_FIELDS, UNREAD_SECTIONS, RunConfig, omit_hash_defaults
-from fedlib.experiments.store import ResultStore
+from fedlib.experiments.results.store import ResultStore
 
 __all__ = ["NEUTRAL_FIELDS", "legacy_config_hash", "scheme_hashes", "rehash_store"]
 
@@ -127,7 +127,7 @@ def _move(store: ResultStore, old: str, new: str, fingerprint, config: dict) -> 
     blobs["config.json"] = _dump(stored)
     blobs["summary.json"] = _dump(summary)
     store.write_folder(new, blobs, {"rehashed": {"from": old, "at": time.strftime("%Y-%m-%dT%H:%M:%S")}})
-    store._discard(old)
+    store.discard(old)
 
 
 def _dump(obj) -> bytes:

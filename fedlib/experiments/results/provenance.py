@@ -43,7 +43,7 @@ def cpu_type() -> str:
 def _revision() -> str | None:
     """The git revision of the fedlib source tree (``+dirty`` when ``fedlib/`` has uncommitted
     changes), or None outside a git checkout."""
-    src = Path(__file__).resolve().parents[1]
+    src = Path(__file__).resolve().parents[2]  # fedlib/
     try:
         rev = subprocess.run(["git", "rev-parse", "HEAD"], cwd=src, capture_output=True, text=True,
                              timeout=10, check=True).stdout.strip()

@@ -18,7 +18,7 @@ from typing import Mapping, Sequence
 
 import pandas as pd
 
-from fedlib.experiments import metrics
+import fedlib.experiments.metrics as metrics
 
 __all__ = ["speedup_summary", "comparison_table", "compare_presets", "register", "cmd_compare"]
 
@@ -83,7 +83,7 @@ def compare_presets(method: str, baseline: str, overrides=None, store=None,
     """
     from fedlib.core.dataclass_io import parse_overrides
     from fedlib.experiments.config import RunConfig
-    from fedlib.experiments.runner import run
+    from fedlib.experiments.running.runner import run
 
     pairs = parse_overrides(overrides)
     shared = {k: v for k, v in pairs if not k.startswith("options.")}
@@ -118,7 +118,7 @@ def check_comparable(cm, cb, method: str, baseline: str) -> None:
 # ---------------------------------------------------------------- command line
 def cmd_compare(args) -> int:
     from fedlib.core.dataclass_io import json_clean
-    from fedlib.experiments.store import ResultStore
+    from fedlib.experiments.results.store import ResultStore
 
     out = compare_presets(args.preset, args.baseline, args.overrides, ResultStore(args.results),
                           args.targets, progress=not args.quiet)

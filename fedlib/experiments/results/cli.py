@@ -1,5 +1,6 @@
-"""``fedlib results export | import`` and ``fedlib verify`` (issue 28): the results ledger.
+"""``fedlib results`` and ``fedlib verify``: the result store and the results ledger (issue 28).
 
+    fedlib results list | show HASH | rm HASH... | rm --all | rehash [--dry-run]   the store
     fedlib results export [HASH ...] [--all] [--reports] [--ledger DIR]   store -> ledger
     fedlib results import [PATH]                                           ledger -> store
     fedlib verify [--sample N] [--only NOTEBOOK] [--profile P] [--seed S]  recompute ledger runs
@@ -23,9 +24,9 @@ import time
 from pathlib import Path
 
 from fedlib.core.errors import FedlibError, check
-from fedlib.experiments.ledger import Ledger, export_runs, import_runs
+from fedlib.experiments.results.ledger import Ledger, export_runs, import_runs
 
-__all__ = ["register", "cmd_export", "cmd_import", "cmd_verify", "report_runs", "compare_histories"]
+__all__ = ["register", "cmd_results", "cmd_export", "cmd_import", "cmd_verify", "report_runs", "compare_histories"]
 
 #: history / clients columns that measure the host, not the run (left out of every comparison)
 HOST_TIME = re.compile(r"^time_|wall|seconds|_share$")
@@ -47,7 +48,7 @@ def report_runs(reports: Path, profile: str | None = None) -> dict[str, list[str
 
 
 def _reports_root() -> Path:
-    from fedlib.experiments.ledger import default_ledger_root
+    from fedlib.experiments.results.ledger import default_ledger_root
 
     return default_ledger_root().parent / "reports"
 
@@ -203,9 +204,10 @@ def record_drift(path: Path, measured: list[dict]) -> int:
 def cmd_verify(args) -> int:
     import pandas as pd
 
-    from fedlib.experiments import ResultStore, RunConfig, run
-    from fedlib.experiments.provenance import cpu_type, drift_family
-    from fedlib.experiments.store import csv_to_frame
+    from fedlib.experiments.config import RunConfig
+    from fedlib.experiments.results.provenance import cpu_type, drift_family
+    from fedlib.experiments.results.store import ResultStore, csv_to_frame
+    from fedlib.experiments.running.runner import run
 
     ledger = Ledger(args.ledger)
     refused = []
@@ -281,7 +283,94 @@ def cmd_verify(args) -> int:
     return 1 if bad or refused else 0
 
 
+def _store(args):
+    from fedlib.experiments.results.store import ResultStore
+
+    return ResultStore(args.results)
+
+
+def _print_json(obj) -> None:
+    from fedlib.core.dataclass_io import json_clean
+
+    print(json.dumps(json_clean(obj), indent=2, sort_keys=True))
+
+
+def cmd_results(args) -> int:
+    store = _store(args)
+    if args.action in ("export", "import"):
+        return (cmd_export if args.action == "export" else cmd_import)(store, args)
+    if args.action == "list":
+        table = store.list()
+        if args.json:
+            _print_json(table.to_dict(orient="records"))
+        elif table.empty:
+            print(f"(no results in {store.root})")
+        else:
+            import pandas as pd
+
+            with pd.option_context("display.width", 200, "display.max_columns", 20):
+                print(table.drop(columns=["detail"]).to_string(index=False))
+        return 0
+    if args.action == "show":
+        check(len(args.hashes) == 1, "results show takes exactly one HASH (prefix)")
+        _print_json(store.show(args.hashes[0]))
+        return 0
+    if args.action == "rehash":
+        from fedlib.experiments.results.rehash import rehash_store
+
+        table = rehash_store(store, dry_run=args.dry_run)
+        if args.json:
+            _print_json(table.to_dict(orient="records"))
+        else:
+            counts = table["action"].str.split(":").str[0].value_counts().to_dict() if len(table) else {}
+            print(table.to_string(index=False) if len(table) else f"(no results in {store.root})")
+            print(("would move" if args.dry_run else "moved") + f" {counts.get('moved', 0)}; "
+                  f"current {counts.get('current', 0)}; kept {counts.get('kept', 0)}")
+        assumed = int((table["data"] == "assumed current").sum()) if len(table) else 0
+        if assumed:
+            from fedlib.data.paths import data_root
+
+            print(f"assumed: {assumed} run(s) stored without a data fingerprint were computed on the "
+                  f"same data as now under {data_root().resolve()} ($FEDLIB_DATA); their new hash "
+                  "records that data's fingerprint. If they ran on other data, remove them instead.",
+                  file=sys.stderr)
+        return 0
+    # rm
+    check(bool(args.hashes) != bool(args.all), "results rm takes HASH prefix(es) or --all",
+          "e.g. fedlib results rm 3fa2c1 or fedlib results rm --all")
+    removed = []
+    try:
+        if args.all:
+            removed = store.rm(all=True)
+        else:
+            for p in args.hashes:
+                removed += store.rm(p, yes=args.yes)
+    finally:
+        for h in removed:
+            print(f"removed {h}")
+    if not removed:
+        print(f"(nothing to remove in {store.root})")
+    return 0
+
+
 def register(subparsers) -> None:
+    p = subparsers.add_parser("results", help="inspect and prune the result store")
+    p.add_argument("action", choices=("list", "show", "rm", "rehash", "export", "import"),
+                   help="rehash: move stored runs to the current config-hash scheme (after an upgrade); "
+                        "export: finished runs into the results ledger (default: the runs the reports "
+                        "read; HASH prefixes or --all for others); import [PATH]: ledger runs into the store")
+    p.add_argument("hashes", nargs="*", metavar="HASH", help="hash prefix(es)")
+    p.add_argument("--all", action="store_true", help="with rm: remove every result; with export: export every result")
+    p.add_argument("--yes", action="store_true",
+                   help="with rm: remove by a hash prefix shorter than 8 characters")
+    p.add_argument("--ledger", metavar="DIR", default=None,
+                   help="with export/import: the ledger folder (default $FEDLIB_LEDGER or ledger/ of the checkout)")
+    p.add_argument("--dry-run", action="store_true", help="with rehash: only say what would move")
+    p.add_argument("--results", metavar="DIR", default=None,
+                   help="result store folder (default $FEDLIB_RESULTS or ./results)")
+    p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.set_defaults(func=cmd_results)
+
     p = subparsers.add_parser("verify", help="recompute ledger runs in a scratch store and compare them")
     p.add_argument("--sample", type=int, default=None, metavar="N", help="recompute N runs drawn at random")
     p.add_argument("--only", nargs="*", default=None, metavar="NOTEBOOK",

@@ -36,7 +36,7 @@ from fedlib.core.errors import FedlibError, check, check_choice
 from fedlib.core.progress import progress_bar, progress_write
 from fedlib.core.dataclass_io import parse_overrides
 from fedlib.experiments.config import RunConfig
-from fedlib.experiments.store import ResultStore, csv_to_frame, frame_to_csv
+from fedlib.experiments.results.store import ResultStore, csv_to_frame, frame_to_csv
 from fedlib.core.utils import default_threads
 
 __all__ = ["sweep", "grid", "expand", "SWEEP_BACKENDS"]
@@ -149,7 +149,7 @@ def run_cell(cfg_dict: dict, root: str, threads: int | None = None, payload: boo
     try:
         if threads:
             _init_worker(threads)
-        from fedlib.experiments.runner import run
+        from fedlib.experiments.running.runner import run
 
         cfg = RunConfig.from_dict(cfg_dict)
         h = cfg.config_hash()
@@ -239,7 +239,7 @@ def sweep(configs, seeds=None, backend: str = "local", workers: int | None = Non
     Returns a DataFrame with one row per cell: hash, seed, paradigm, algorithm, status
     (``cached`` | ``done`` | ``failed``), error, and the summary metrics.
     """
-    from fedlib.experiments.runner import as_store
+    from fedlib.experiments.running.runner import as_store
 
     check_choice("sweep backend", backend, SWEEP_BACKENDS)
     if workers is not None:

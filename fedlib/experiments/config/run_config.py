@@ -35,14 +35,14 @@ from pathlib import Path
 
 from fedlib.core.dataclass_io import (build_dataclass, coerce_fields, deep_merge, parse_overrides, plain,
                                       unknown_key_error)
-from fedlib.experiments.overrides import leaf_keys, merge_path, refuse_unread
+from fedlib.experiments.config.overrides import leaf_keys, merge_path, refuse_unread
 from fedlib.core.errors import FedlibError, check, check_choice
 from fedlib.data import DATASETS, PARTITIONS
 from fedlib.data.base import NORMALIZE
 from fedlib.data.partition import VALIDATION_MODES
 from fedlib.models import MODELS, cut_points
-# the preset names and YAML loading live in fedlib.experiments.presets; re-exported for their users
-from fedlib.experiments.presets import (PRESET_DIR, TASKS, list_presets, load_preset_dict,  # noqa: F401
+# the preset names and YAML loading live in fedlib.experiments.config.presets; re-exported for their users
+from fedlib.experiments.config.presets import (PRESET_DIR, TASKS, list_presets, load_preset_dict,  # noqa: F401
                                        load_yaml_file, overlay_overrides, preset_description, profile_overlay)
 from fedlib.safl.delays import PROFILES as DELAYS
 from fedlib.safl.schedule import MODES as SAFL_MODES
@@ -251,7 +251,7 @@ class RunConfig:
         if (d.get("paradigm"), d.get("algorithm")) == (self.paradigm, self.algorithm) \
                 or not isinstance(d.get("options"), dict):
             return d
-        from fedlib.experiments.registry import get_algorithm
+        from fedlib.experiments.config.registry import get_algorithm
 
         try:
             defaults = get_algorithm(self.paradigm, self.algorithm).option_defaults()
@@ -381,7 +381,7 @@ class RunConfig:
         return self._validate_algorithm()
 
     def _validate_top(self) -> None:
-        from fedlib.experiments.registry import paradigms
+        from fedlib.experiments.config.registry import paradigms
 
         check_choice("paradigm", self.paradigm, paradigms())
         _at_least("rounds", self.rounds, 1)
@@ -530,7 +530,7 @@ class RunConfig:
 
     def _validate_algorithm(self):
         """The options instance (None without options); ``options`` completed with its defaults."""
-        from fedlib.experiments.registry import get_algorithm
+        from fedlib.experiments.config.registry import get_algorithm
 
         inst = get_algorithm(self.paradigm, self.algorithm).build_options(self.options)
         self.options = {} if inst is None else plain(inst)
