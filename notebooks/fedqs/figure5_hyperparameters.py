@@ -65,7 +65,12 @@ workers = None     # >1: run the missing cells in a local process pool first (fe
 from fedlib.reporting import apply_knobs, resolve_profile, show_settings
 
 profile = resolve_profile(profile)
-DEFAULTS = {"eta0": 0.1, "a": 0.002, "m0": 0.1, "k": 0.2}  # paper defaults (spec §4)
+from fedlib.experiments import RunConfig  # noqa: E402
+from fedlib.safl.fedqs import FedQSOptions  # noqa: E402
+
+# the paper's defaults (spec §4), read where they are set: Mod②'s in FedQSOptions, η0 the preset's local.lr
+DEFAULTS = {"eta0": RunConfig.from_preset("fedqs-avg-adult-gender").local.lr,
+            **{hp: getattr(FedQSOptions(), hp) for hp in ("a", "m0", "k")}}
 SETTINGS = {
     "smoke": dict(task="adult", seeds=[0, 1], rounds=5, workers=1, target=0.98,
                   grids={"eta0": [0.05, 0.1], "a": [0.002, 0.01], "m0": [0.1, 0.5], "k": [0.2, 0.5]},
