@@ -290,3 +290,17 @@ def test_a_factory_returning_no_trainer_is_named(tmp_path):
 
     with pytest.raises(TypeError, match=r"lacks the Trainer method\(s\) state_dict, load_state_dict, summary"):
         run(cfg_("rounds=1"), store=tmp_path, progress=False, trainer=lambda cfg, options: Half())
+
+
+def test_a_report_records_the_runs_of_the_shared_store_only(tmp_path, monkeypatch):
+    """``fedlib reproduce`` learns which runs a notebook read from ``$FEDLIB_RUNS_LOG``: runs of the
+    shared result store are logged (cached or computed); a notebook's store of its own is not."""
+    shared, own, log = tmp_path / "shared", tmp_path / "own", tmp_path / "runs.log"
+    monkeypatch.setenv("FEDLIB_RESULTS", str(shared))
+    monkeypatch.setenv("FEDLIB_RUNS_LOG", str(log))
+    cfg = RunConfig.from_preset("toy-smoke")
+    h = cfg.config_hash()
+    run(cfg, store=ResultStore(shared), progress=False)
+    run(cfg, store=ResultStore(shared), progress=False)  # cached: read again, logged again
+    run(cfg.replace(seed=1), store=ResultStore(own), progress=False)
+    assert log.read_text().split() == [h, h]

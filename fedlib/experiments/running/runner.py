@@ -252,21 +252,25 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
     store.repair(h)  # a damaged entry (symlink, wrong file types) is moved aside, kept
     cached = _cached_result(cfg, store, h, resume, progress)
     if cached is not None:
-        return _log_read(cached)
+        return _log_read(cached, store)
     st = _start(resolved, store, resume, trainer, threads)
     store.write_config(cfg, fp, config_hash=h)
     _train_rounds(cfg, store, h, st, progress)
-    return _log_read(_write_result(cfg, store, h, fp, st, progress))
+    return _log_read(_write_result(cfg, store, h, fp, st, progress), store)
 
 
 RUNS_LOG_ENV = "FEDLIB_RUNS_LOG"
 
 
-def _log_read(result: RunResult) -> RunResult:
+def _log_read(result: RunResult, store: ResultStore) -> RunResult:
     """Append the result's hash to ``$FEDLIB_RUNS_LOG`` when it is set: ``fedlib reproduce`` sets it
-    to learn which runs a notebook read (its ``<report>.runs.json``, issue 28)."""
+    to learn which runs a notebook read (its ``<report>.runs.json``, issue 28). Only runs of the
+    shared result store (the one the ledger is filled from) are a report's record: a notebook's store
+    of its own (the practitioners' tutorial, whose algorithms exist only in the notebook) is not."""
+    from fedlib.core.paths import project_root, results_root
+
     log = os.environ.get(RUNS_LOG_ENV)
-    if log:
+    if log and Path(store.root).resolve() == results_root(base=project_root()).resolve():
         with open(log, "a") as f:
             f.write(result.config_hash + "\n")
     return result
