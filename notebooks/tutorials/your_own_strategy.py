@@ -321,7 +321,7 @@ table = pd.DataFrame(rows)
 listed = STORE.list().set_index("hash")  # the store's own index of every stored run
 table["status"] = table["hash"].map(listed["status"])
 table["profile"] = table["hash"].map(listed["profile"])
-print(f"store: {STORE.root} ({len(listed)} runs stored); the cells after the imports took "
+print(f"store: {STORE.root.name} in the system's temporary folder ({len(listed)} runs stored); the cells after the imports took "
       f"{time.perf_counter() - T0:.0f}s (a run found in the store is read, not trained)")
 table.round(4)
 
