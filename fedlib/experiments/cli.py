@@ -9,10 +9,10 @@
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 
 from fedlib.core.errors import FedlibError, check
+from fedlib.experiments.results.cli import open_store, print_json
 
 __all__ = ["register"]
 
@@ -49,18 +49,6 @@ def _configs(args, many: bool = False):
     return cfg.with_overrides(args.overrides)
 
 
-def _store(args):
-    from fedlib.experiments.results.store import ResultStore
-
-    return ResultStore(args.results)
-
-
-def _print_json(obj) -> None:
-    from fedlib.core.dataclass_io import json_clean
-
-    print(json.dumps(json_clean(obj), indent=2, sort_keys=True))
-
-
 # ---------------------------------------------------------------------------- commands
 def cmd_run(args) -> int:
     from fedlib.experiments.running.runner import run
@@ -69,11 +57,11 @@ def cmd_run(args) -> int:
 
     cfg = _configs(args)
     with contextlib.redirect_stdout(sys.stderr):  # stdout carries only the JSON summary
-        res = run(cfg, store=_store(args), progress=not args.quiet, resume=not args.no_resume)
+        res = run(cfg, store=open_store(args), progress=not args.quiet, resume=not args.no_resume)
     summary = {k: v for k, v in res.summary.items() if k != "files"}
     summary["path"] = str(res.path)
     summary["cached"] = res.cached
-    _print_json(summary)
+    print_json(summary)
     return 0
 
 
@@ -89,11 +77,11 @@ def cmd_sweep(args) -> int:
 
     with contextlib.redirect_stdout(sys.stderr):  # stdout carries only the cell table
         table = sweep(cfgs, seeds=args.seeds, backend=args.backend, workers=args.workers,
-                      address=args.address, store=_store(args), progress=not args.quiet)
+                      address=args.address, store=open_store(args), progress=not args.quiet)
     cols = [c for c in ("hash", "algorithm", "seed", "status", "final_accuracy",
                         "convergence_accuracy", "rounds_to_95", "error") if c in table.columns]
     if args.json:
-        _print_json(table[cols].to_dict(orient="records"))
+        print_json(table[cols].to_dict(orient="records"))
     else:
         import pandas as pd
 
@@ -107,7 +95,7 @@ def cmd_presets(args) -> int:
 
     names = list_presets()
     if args.json:
-        _print_json({n: preset_description(n) for n in names})
+        print_json({n: preset_description(n) for n in names})
         return 0
     width = max((len(n) for n in names), default=0)
     for n in names:

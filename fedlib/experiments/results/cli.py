@@ -283,26 +283,28 @@ def cmd_verify(args) -> int:
     return 1 if bad or refused else 0
 
 
-def _store(args):
+def open_store(args):
+    """The result store a command's ``--results`` names (every ``fedlib`` command that reads one)."""
     from fedlib.experiments.results.store import ResultStore
 
     return ResultStore(args.results)
 
 
-def _print_json(obj) -> None:
+def print_json(obj) -> None:
+    """``obj`` as sorted, indented JSON on stdout (the commands' machine-readable output)."""
     from fedlib.core.dataclass_io import json_clean
 
     print(json.dumps(json_clean(obj), indent=2, sort_keys=True))
 
 
 def cmd_results(args) -> int:
-    store = _store(args)
+    store = open_store(args)
     if args.action in ("export", "import"):
         return (cmd_export if args.action == "export" else cmd_import)(store, args)
     if args.action == "list":
         table = store.list()
         if args.json:
-            _print_json(table.to_dict(orient="records"))
+            print_json(table.to_dict(orient="records"))
         elif table.empty:
             print(f"(no results in {store.root})")
         else:
@@ -313,14 +315,14 @@ def cmd_results(args) -> int:
         return 0
     if args.action == "show":
         check(len(args.hashes) == 1, "results show takes exactly one HASH (prefix)")
-        _print_json(store.show(args.hashes[0]))
+        print_json(store.show(args.hashes[0]))
         return 0
     if args.action == "rehash":
         from fedlib.experiments.results.rehash import rehash_store
 
         table = rehash_store(store, dry_run=args.dry_run)
         if args.json:
-            _print_json(table.to_dict(orient="records"))
+            print_json(table.to_dict(orient="records"))
         else:
             counts = table["action"].str.split(":").str[0].value_counts().to_dict() if len(table) else {}
             print(table.to_string(index=False) if len(table) else f"(no results in {store.root})")
