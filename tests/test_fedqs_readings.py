@@ -75,6 +75,19 @@ def test_a_reading_tag_names_the_reading_and_claims_read_it_back():
         assert reading_of(setting) == (reading, "N50: FedQS-SGD − FedSGD")
 
 
+def test_a_report_runs_only_fedqs_under_the_other_readings_and_names_each_row_by_its_reading():
+    from fedlib.claims.rows import reading_of
+    from fedlib.reporting.fedqs import METHODS, readings_of, row_name
+
+    read_on = ["code-main", "code-momentum"]
+    assert readings_of("fedqs-sgd", read_on) == ["paper", *read_on]
+    assert readings_of("fedqs-avg", []) == ["paper"]
+    for baseline in (m for m in METHODS if not m.startswith("fedqs")):
+        assert readings_of(baseline, read_on) == ["paper"]  # a baseline has no FedQS rule to read
+    assert row_name("fedqs-avg", "paper") == "FedQS-Avg"
+    assert reading_of(f"N50: {row_name('fedqs-sgd', 'code-main')} − FedSGD") == ("code-main", "N50: FedQS-SGD − FedSGD")
+
+
 def test_readings_by_task_takes_a_list_or_a_per_reading_dict():
     from fedlib.reporting.fedqs import readings_by_task
 

@@ -21,6 +21,7 @@ import pandas as pd
 from fedlib.core.errors import FedlibError, check_choice
 from fedlib.reporting.profiles import check_names, run_label
 from fedlib.reporting.tables import settings_row  # noqa: F401 — the FedQS notebooks import it from here
+from fedlib.safl.fedqs.readings import DEFAULT_READING, READINGS, reading_tag
 
 PAPER_ROUNDS = 400  # T of every paper-scale FedQS run
 
@@ -95,13 +96,27 @@ def expand_tasks(names) -> list:
 def check_readings(readings) -> list:
     """A report's ``readings`` knob as a list, each a FedQS reading other than the default ``paper``
     (which every FedQS row runs anyway)."""
-    from fedlib.safl.fedqs.readings import DEFAULT_READING, READINGS
-
     readings = check_names(list(readings or []), READINGS, "FedQS reading", "readings")
     if DEFAULT_READING in readings:
         raise FedlibError(f"`readings` names {DEFAULT_READING!r}, the reading every FedQS row already runs",
                           f"list only the other readings: {[r for r in READINGS if r != DEFAULT_READING]}")
     return readings
+
+
+FEDQS_METHODS = ("fedqs-avg", "fedqs-sgd")  # the methods a FedQS reading changes (spec "Readings")
+
+
+def readings_of(method: str, read_on) -> list:
+    """The readings a report runs ``method`` under: ``paper`` for every method, and the report's other
+    readings ``read_on`` (:func:`check_readings`) for FedQS-Avg and FedQS-SGD only (a baseline has no
+    FedQS rule to read)."""
+    return [DEFAULT_READING, *(read_on if method in FEDQS_METHODS else [])]
+
+
+def row_name(method: str, reading: str) -> str:
+    """A report row's name for ``method`` run under ``reading``: its display name with the reading's tag
+    (``FedQS-SGD · code-main``; the paper reading adds nothing)."""
+    return METHODS[method][0] + reading_tag(reading)
 
 
 def readings_by_task(readings, reading_tasks, tasks) -> dict:

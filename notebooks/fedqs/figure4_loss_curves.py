@@ -95,8 +95,8 @@ import seaborn as sns
 
 from fedlib.reporting import comparison, run_all, runs_caption, save_comparison, save_figure, show_paired
 from fedlib.reporting.fedqs import (FINAL_LAST, METHODS, TASKS, check_readings, expand_tasks, interval_note, is_reduced,
-                                   method_names, paired_rows, run_metrics, task_config)
-from fedlib.safl.fedqs.readings import reading_overrides, reading_tag
+                                   method_names, paired_rows, readings_of, row_name, run_metrics, task_config)
+from fedlib.safl.fedqs.readings import reading_overrides
 
 sns.set_theme(style="whitegrid", context="notebook")
 GROUP = "fedqs"
@@ -113,13 +113,8 @@ def seeds_on(task):
 READ_ON = check_readings(S["readings"])  # FedQS-Avg / FedQS-SGD also under these readings, rows tagged
 
 
-def label(method, reading="paper"):
-    """A run's row name: the method, with the FedQS reading's tag (``FedQS-SGD · code-main``)."""
-    return METHODS[method][0] + reading_tag(reading)
-
-
 cells = [(t, m, s, r) for t in task_list for m in method_list
-         for r in ["paper", *(READ_ON if m.startswith("fedqs") else [])] for s in seeds_on(t)]
+         for r in readings_of(m, READ_ON) for s in seeds_on(t)]
 cfgs = [task_config(m, t, profile, S["rounds"], extra=reading_overrides(r)).replace(seed=s) for t, m, s, r in cells]
 print(f"{len(cfgs)} runs" + (f", FedQS also under {READ_ON}" if READ_ON else ""))
 
@@ -132,10 +127,10 @@ for (task, method, seed, reading), res in zip(cells, results):
     h = res.history.dropna(subset=["loss"]).sort_values("round")
     loss = h["loss"].rolling(int(S["smooth"]), min_periods=1).mean() if S["smooth"] > 1 else h["loss"]
     curves.append(pd.DataFrame({"round": h["round"].to_numpy(), "loss": loss.to_numpy(), "raw_loss": h["loss"].to_numpy(),
-                                "task": task, "method": label(method, reading), "aggregation": METHODS[method][1],
+                                "task": task, "method": row_name(method, reading), "aggregation": METHODS[method][1],
                                 "seed": seed}))
 curves = pd.concat(curves, ignore_index=True)
-runs = pd.DataFrame([{"task": task, "method": label(method, reading), "aggregation": METHODS[method][1], "seed": seed,
+runs = pd.DataFrame([{"task": task, "method": row_name(method, reading), "aggregation": METHODS[method][1], "seed": seed,
                       "final_loss": float(res.history.dropna(subset=["loss"])["loss"].tail(FINAL_LAST).mean()),
                       **run_metrics(res)} for (task, method, seed, reading), res in zip(cells, results)])
 
@@ -146,8 +141,8 @@ for i, task in enumerate(task_list):
     for j, agg in enumerate(aggs):
         ax = axes[i][j]
         sub = curves[(curves["task"] == task) & (curves["aggregation"] == agg)]
-        order = [label(m, r) for m in method_list if METHODS[m][1] == agg
-                 for r in ["paper", *(READ_ON if m.startswith("fedqs") else [])]]
+        order = [row_name(m, r) for m in method_list if METHODS[m][1] == agg
+                 for r in readings_of(m, READ_ON)]
         palette = {name: ("black" if name.startswith("FedQS") and "·" not in name else
                           "dimgray" if name.startswith("FedQS") else c)
                    for name, c in zip(order, sns.color_palette("tab10", len(order)))}
@@ -178,8 +173,7 @@ for task in task_list:
     reduced = is_reduced(task, profile, S["rounds"])[0]
     note = (f"{profile} profile: reduced run, not the paper's setting" if reduced else "paper scale") + \
         f"; {len(seeds_on(task))} seed(s); paper: FedQS has the lowest loss"
-    for fedqs, agg in [(f + reading_tag(r), a) for r in ["paper", *READ_ON]
-                       for f, a in (("FedQS-Avg", "model"), ("FedQS-SGD", "gradient"))]:
+    for fedqs, agg in [(row_name(q, r), METHODS[q][1]) for r in ["paper", *READ_ON] for q in ("fedqs-avg", "fedqs-sgd")]:
         sub = final[(final["task"] == task) & (final["aggregation"] == agg)]
         # ranked among the baselines of its family only (not against FedQS under another reading)
         sub = sub[(sub["method"] == fedqs) | ~sub["method"].str.startswith("FedQS")]
@@ -195,7 +189,7 @@ for task in task_list:
             out.append({"table": "Figure 4", "setting": f"{TASKS[task][2]}, {fedqs} − best other ({best['method']})",
                         "metric": "loss difference, last 20 rounds", "paper": float("nan"),
                         "measured": float(row["final_loss"] - best["final_loss"]), "note": note + " (negative)"})
-pairs = [(label(q, r), METHODS[m][0], -1) for r in ["paper", *READ_ON] for q in ("fedqs-avg", "fedqs-sgd")
+pairs = [(row_name(q, r), METHODS[m][0], -1) for r in ["paper", *READ_ON] for q in ("fedqs-avg", "fedqs-sgd")
          if q in method_list for m in method_list if METHODS[m][1] == METHODS[q][1] and not m.startswith("fedqs")]
 diffs = paired_rows(runs, pairs, by=["task"], metrics=("final_loss",))
 acc_diffs = paired_rows(runs, [(a, b, 1) for a, b, _ in pairs], by=["task"], metrics=("final",))

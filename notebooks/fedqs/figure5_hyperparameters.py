@@ -100,7 +100,7 @@ import seaborn as sns
 from fedlib.experiments import metrics
 from fedlib.reporting import check_names, comparison, run_all, runs_caption, save_comparison, save_figure
 from fedlib.reporting.fedqs import (CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, check_readings, claim_row, interval_note,
-                                   interval_words, paired_rows, settings_row)
+                                   interval_words, paired_rows, readings_of, row_name, settings_row)
 from fedlib.safl.fedqs.readings import ACTING_HYPERPARAMETERS, reading_overrides, reading_tag
 from fedlib.reporting.stats import interval_text, paired_difference
 
@@ -124,14 +124,13 @@ cells, cfgs, seen = [], [], {}
 for hp, values in S["grids"].items():
     methods = list(METHODS) if hp == "eta0" else ["fedqs-avg", "fedqs-sgd"]
     for method in methods:
-        for reading in ["paper", *(r for r in READ_ON if method.startswith("fedqs") and acts(hp, r))]:
+        for reading in [r for r in readings_of(method, READ_ON) if r == "paper" or acts(hp, r)]:
             for value in values:
                 for seed in S["seeds"]:
-                    cells.append((hp, value, METHODS[method] + reading_tag(reading), seed))
+                    cells.append((hp, value, row_name(method, reading), seed))
                     cfgs.append(study.config(method, [f"{KEY[hp]}={value}", *reading_overrides(reading)], seed))
 LABELS = list(dict.fromkeys(c[2] for c in cells))  # every method, each FedQS reading after its paper row
-FEDQS = [(label, r) for r in ["paper", *READ_ON] for label in (METHODS["fedqs-avg"] + reading_tag(r),
-                                                               METHODS["fedqs-sgd"] + reading_tag(r))]
+FEDQS = [(row_name(q, r), r) for r in ["paper", *READ_ON] for q in ("fedqs-avg", "fedqs-sgd")]
 unique = len({c.config_hash() for c in cfgs})
 print(f"{len(cfgs)} grid cells, {unique} distinct runs (the defaults are shared between the sweeps)")
 

@@ -87,9 +87,9 @@ import seaborn as sns
 
 from fedlib.claims import FEDQS_PAPER as P  # the paper's numbers
 from fedlib.reporting import comparison, run_all, runs_caption, save_comparison, save_figure
-from fedlib.reporting.fedqs import (METHODS, TASKS, check_readings, expand_tasks, method_names, scale_summary,
-                                   target_rounds, task_config, task_scale)
-from fedlib.safl.fedqs.readings import reading_overrides, reading_tag
+from fedlib.reporting.fedqs import (METHODS, TASKS, check_readings, expand_tasks, method_names, readings_of, row_name,
+                                   scale_summary, target_rounds, task_config, task_scale)
+from fedlib.safl.fedqs.readings import reading_overrides
 
 sns.set_theme(style="whitegrid", context="notebook")
 GROUP = "fedqs"
@@ -99,9 +99,9 @@ READ_ON = check_readings(S["readings"])  # FedQS also runs under these readings 
 cells, cfgs = [], []
 for t in task_list:
     for m in method_list:
-        for r in ["paper", *(READ_ON if m.startswith("fedqs") else [])]:
+        for r in readings_of(m, READ_ON):
             for s in S["seeds"]:
-                cells.append((t, METHODS[m][0] + reading_tag(r), METHODS[m][1], "semi-asynchronous", s))
+                cells.append((t, row_name(m, r), METHODS[m][1], "semi-asynchronous", s))
                 cfgs.append(task_config(m, t, profile, S["rounds"], extra=reading_overrides(r)).replace(seed=s))
     for m in ("fedavg", "fedsgd"):  # the synchronous references (spec §1)
         for s in S["seeds"]:
@@ -176,9 +176,9 @@ def pick(agg, exclude, key):
 
 out = []
 for fedqs, sync, agg, paper_sync, paper_fast, paper_acc in [
-        (f"FedQS-Avg{reading_tag(r)}", "FedAvg (sync)", "model", P["runtime_vs_sync_avg"], P["time_vs_fastest_model"],
+        (row_name("fedqs-avg", r), "FedAvg (sync)", "model", P["runtime_vs_sync_avg"], P["time_vs_fastest_model"],
          P["time_vs_best_model"]) for r in ["paper", *READ_ON]] + [
-        (f"FedQS-SGD{reading_tag(r)}", "FedSGD (sync)", "gradient", P["runtime_vs_sync_sgd"], P["time_vs_fastest_gradient"],
+        (row_name("fedqs-sgd", r), "FedSGD (sync)", "gradient", P["runtime_vs_sync_sgd"], P["time_vs_fastest_gradient"],
          P["time_vs_best_gradient"]) for r in ["paper", *READ_ON]]:
     if fedqs not in set(runs["method"]):
         continue

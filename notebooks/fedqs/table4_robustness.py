@@ -119,9 +119,10 @@ from fedlib.core.errors import check_choice
 from fedlib.reporting import censor, check_names, comparison, full_table, run_all, save_comparison, save_figure
 from fedlib.reporting import runs_caption, show_forest
 from fedlib.reporting.fedqs import (CORE_METHODS, METHODS as ALL_METHODS, Study, alpha_variants, claim_row,
-                                   check_readings, interval_note, paired_rows, run_metrics, settings_row)
+                                   check_readings, interval_note, paired_rows, readings_of, row_name, run_metrics,
+                                   settings_row)
 from fedlib.safl.delays import make_delays
-from fedlib.safl.fedqs.readings import reading_overrides, reading_tag
+from fedlib.safl.fedqs.readings import reading_overrides
 from fedlib.safl.schedule import replay
 
 sns.set_theme(style="whitegrid", context="notebook")
@@ -141,7 +142,7 @@ for system in S["systems"]:
     n, ratio = SYSTEMS[system]
     n = max(int(round(n * S["clients_scale"])), 4)
     for method in METHODS:
-        for reading in ["paper", *(READ_ON if method.startswith("fedqs") else [])]:
+        for reading in readings_of(method, READ_ON):
             for upload in S["uploads"]:
                 for data in data_variants:
                     for seed in S["seeds"]:
@@ -160,7 +161,7 @@ rows = []
 for (system, n, ratio, method, reading, upload, data, seed), res in zip(cells, results):
     s = res.summary
     rows.append({"system": system, "N": n, "ratio": f"1:{ratio}", "upload": upload,
-                 "method": METHODS[method][0] + reading_tag(reading), "reading": reading,
+                 "method": row_name(method, reading), "reading": reading,
                  "aggregation": METHODS[method][1], "data": data, "seed": seed,
                  "accuracy": 100 * s["convergence_accuracy"], "best": 100 * s["best_accuracy"],
                  "final": run_metrics(res)["final"], "pair": f"{data} seed {seed}",
@@ -185,7 +186,7 @@ table.round(2)
 # 95% t-interval. Green: resolved on the paper's side; red: against it; grey: unresolved.
 
 # %%
-PAIRS = [(ALL_METHODS[a][0] + reading_tag(r), ALL_METHODS[b][0], 1) for r in ["paper", *READ_ON]
+PAIRS = [(row_name(a, r), ALL_METHODS[b][0], 1) for r in ["paper", *READ_ON]
          for a, b in (("fedqs-avg", "fedavg"), ("fedqs-sgd", "fedsgd")) if a in METHODS and b in METHODS]
 UPLOADS = len(S["uploads"]) > 1
 runs["where"] = runs["system"] + (", " + runs["upload"] if UPLOADS else "")
@@ -220,7 +221,7 @@ for (system, n, ratio, method, reading, upload, data, seed), res in zip(cells, r
     h = res.history
     curves.append(pd.DataFrame({"round": h["round"], "accuracy": 100 * h["accuracy"],
                                 "staleness": h["staleness_mean"], "setting": f"{system} (N = {n}, 1:{ratio})",
-                                "method": METHODS[method][0] + reading_tag(reading), "upload": upload, "seed": seed}))
+                                "method": row_name(method, reading), "upload": upload, "seed": seed}))
 curves = pd.concat(curves, ignore_index=True)
 fig, axes = plt.subplots(2, len(S["systems"]), figsize=(6.5 * len(S["systems"]), 7), squeeze=False)
 for j, system in enumerate(S["systems"]):

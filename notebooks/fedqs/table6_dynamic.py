@@ -93,7 +93,7 @@ import seaborn as sns
 
 from fedlib.reporting import check_names, comparison, run_all, runs_caption, save_comparison, save_figure
 from fedlib.reporting.fedqs import (CORE_METHODS, CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, check_readings, claim_row,
-                                   interval_note, paired_rows, settings_row)
+                                   interval_note, paired_rows, readings_of, row_name, settings_row)
 from fedlib.safl.fedqs.readings import reading_overrides, reading_tag
 
 sns.set_theme(style="whitegrid", context="notebook")
@@ -108,10 +108,10 @@ target_frac = 0.98 if S["task"] == "adult" else 0.95
 cells, cfgs = [], []
 for scenario in ["none", *S["scenarios"]]:
     for method in METHODS:
-        for reading in ["paper", *(READ_ON if method.startswith("fedqs") else [])]:
+        for reading in readings_of(method, READ_ON):
             for seed in S["seeds"]:
                 cfgs.append(study.config(method, [f"safl.scenario={scenario}", *reading_overrides(reading)], seed))
-                cells.append((scenario, METHODS[method][0] + reading_tag(reading), seed))
+                cells.append((scenario, row_name(method, reading), seed))
 print(f"{len(cfgs)} runs on {S['task']} (the static ones are shared with Table 2)"
       + (f", FedQS also under {READ_ON}" if READ_ON else ""))
 LABELS = list(dict.fromkeys(label for _, label, _ in cells))  # every method, each FedQS reading after its paper row
@@ -160,7 +160,7 @@ plt.show()
 # paper: small; no direction to test). One verdict over the six accuracy differences.
 
 # %%
-PAIRS = [(q + reading_tag(r), b) for r in ["paper", *READ_ON] for q, b in (("FedQS-Avg", "FedAvg"), ("FedQS-SGD", "FedSGD"))]
+PAIRS = [(row_name(q, r), ALL_METHODS[b][0]) for r in ["paper", *READ_ON] for q, b in (("fedqs-avg", "fedavg"), ("fedqs-sgd", "fedsgd"))]
 acc = paired_rows(runs, [(q, b, 1) for q, b in PAIRS], by=["scenario"], metrics=("accuracy",))
 osc = paired_rows(runs, [(q, b, -1) for q, b in PAIRS], by=["scenario"], metrics=("oscillations",))
 cost = paired_rows(runs, [(sc, "none", 0) for sc in S["scenarios"]], by=["method"], metrics=("accuracy",),
@@ -176,7 +176,7 @@ out = [settings_row("Table 6", f"{scale_note}; T = {S['rounds']}; {len(S['seeds'
                                              "(spec \"Readings\"), rows tagged, paired with the same foundation runs"
                                              if READ_ON else ""))]
 for r in ["paper", *READ_ON]:  # one verdict per reading of FedQS, the reading named
-    sel = acc[acc["method"].isin([q for q, _ in PAIRS if q.endswith(reading_tag(r)) and (r != "paper" or "·" not in q)])]
+    sel = acc[acc["method"].isin([row_name(q, r) for q in ("fedqs-avg", "fedqs-sgd")])]
     out.append(claim_row("Table 6", f"FedQS{reading_tag(r)} ahead of its foundation in every scenario", sel.assign(
         comparison=sel["scenario"] + ": " + sel["comparison"]), note="paper: FedQS stable and ahead (no number stated)"))
 for _, r in acc.iterrows():
