@@ -163,7 +163,8 @@ def check_book(page, base: str, token: str, book: str, shots: Path, timeout_s: f
                run_all: bool = True) -> dict:
     """Open one notebook, check it is clean, Run All, wait, check the outputs; a result dict."""
     t0 = time.monotonic()
-    page.goto(f"{base}/lab/tree/notebooks/{book}?token={token}&reset")
+    # JupyterLab's first load on a busy 2-core machine can take longer than playwright's 30 s default
+    page.goto(f"{base}/lab/tree/notebooks/{book}?token={token}&reset", timeout=min(timeout_s, 300) * 1000)
     state = wait_for(page, lambda s: s["status"] == "idle", 180, "kernel not idle")
     res = {"notebook": book, "problems": []}
     if "dialog" in state:
@@ -184,6 +185,8 @@ def check_book(page, base: str, token: str, book: str, shots: Path, timeout_s: f
     except TimeoutError as err:
         res["problems"].append(str(err))
         state = page.evaluate(STATE_JS)
+        page.screenshot(path=str(shots / (book.replace("/", "_").removesuffix(".ipynb") + "_timeout.png")))
+        res["cells_not_run"] = sum(not c["count"] for c in state["cells"])
     if "dialog" in state:
         res["problems"].append(f"dialog while running: {state['dialog'][:200]!r}")
         return res
