@@ -31,14 +31,14 @@ def notebook_namespace(name: str, profile: str, upto: str) -> dict:
 
 
 def main_long_configs() -> dict:
-    """main_accuracy's long runs by (method, seed), built as the notebook builds them."""
+    """main_accuracy's planned long runs (``LONG_METHODS``) by (method, seed), built as the notebook builds them."""
     from fedlib.reporting import smofi_configs
 
     ns = notebook_namespace("main_accuracy", "long", "S")
     S, METHODS = ns["S"], ns["METHODS"]
     config = smofi_configs("long", ns["LABEL"], S)
     return {(name, seed): config(d, METHODS[name], seed, part) for d in S["datasets"] for part in S["participations"]
-            for name in (S["partial_methods"] if part == "partial" else S["methods"]) for seed in S["seeds"]}
+            for name in (ns["LONG_METHODS"] if part == "partial" else S["methods"]) for seed in S["seeds"]}
 
 
 def test_main_accuracy_long_is_all_of_cifar10_20_clients_10_per_round_dirichlet_5_seeds():
@@ -47,6 +47,9 @@ def test_main_accuracy_long_is_all_of_cifar10_20_clients_10_per_round_dirichlet_
     ns = notebook_namespace("main_accuracy", "long", "S")
     assert ns["LABEL"] == "custom"  # the long runs' store label (RunConfig knows smoke / cpu / paper / custom)
     assert ns["S"]["participations"] == ["partial"] and ns["S"]["datasets"] == ["cifar10"]
+    # the default execution runs the paper's main-table rows; the plan's other methods are priced not-run rows
+    assert ns["S"]["partial_methods"] == ["FedAvg", "+ FedAvgM", "+ SlowMo", "+ SMoFi"]
+    assert set(ns["S"]["partial_methods"]) <= set(ns["LONG_METHODS"])
     cfgs = main_long_configs()
     assert sorted({m for m, _ in cfgs}) == sorted(["FedAvg", "+ FedAvgM", "+ SlowMo", "+ SMoFi", "FedProx",
                                                     "FedProx + SMoFi", "FedNAR", "FedNAR + SMoFi"])
@@ -117,9 +120,13 @@ def test_frameworks_long_is_sflv2_vs_sflv1_five_seeds_and_speedup_long_needs_no_
 
     S, config = sp["S"], smofi_configs("long", sp["LABEL"], sp["S"])
     runs = {config(d, sp["METHODS"][m], seed, part).config_hash(None) for d in S["datasets"]
-            for part in S["participations"] for pair in S["partial_pairs"] for m in sp["PAIRS"][pair]
+            for part in S["participations"] for pair in sp["PAIRS"] for m in sp["PAIRS"][pair]
             for seed in S["seeds"]}
-    assert runs <= main and len(runs) == 40
+    assert runs <= main and len(runs) == 40  # every pair of the plan reads main_accuracy's planned runs
+    default = {config(d, sp["METHODS"][m], seed, part).config_hash(None) for d in S["datasets"]
+               for part in S["participations"] for pair in S["partial_pairs"] for m in sp["PAIRS"][pair]
+               for seed in S["seeds"]}
+    assert len(default) == 20  # by default the FedAvg pairs: the main table's four methods
 
 
 def test_cpu_configs_keep_their_cadence_and_label():
