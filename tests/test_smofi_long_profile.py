@@ -38,7 +38,7 @@ def main_long_configs() -> dict:
     S, METHODS = ns["S"], ns["METHODS"]
     config = smofi_configs("long", ns["LABEL"], S)
     return {(name, seed): config(d, METHODS[name], seed, part) for d in S["datasets"] for part in S["participations"]
-            for name in (ns["LONG_METHODS"] if part == "partial" else S["methods"]) for seed in S["seeds"]}
+            for name in (ns["LONG_METHODS"] if part == "partial" else S["methods"]) for seed in ns["LONG_SEEDS"]}
 
 
 def test_main_accuracy_long_is_all_of_cifar10_20_clients_10_per_round_dirichlet_5_seeds():
@@ -50,6 +50,7 @@ def test_main_accuracy_long_is_all_of_cifar10_20_clients_10_per_round_dirichlet_
     # the default execution runs the paper's main-table rows; the plan's other methods are priced not-run rows
     assert ns["S"]["partial_methods"] == ["FedAvg", "+ FedAvgM", "+ SlowMo", "+ SMoFi"]
     assert set(ns["S"]["partial_methods"]) <= set(ns["LONG_METHODS"])
+    assert ns["LONG_SEEDS"] == [0, 1, 2, 3, 4] and set(ns["S"]["seeds"]) <= set(ns["LONG_SEEDS"])
     cfgs = main_long_configs()
     assert sorted({m for m, _ in cfgs}) == sorted(["FedAvg", "+ FedAvgM", "+ SlowMo", "+ SMoFi", "FedProx",
                                                     "FedProx + SMoFi", "FedNAR", "FedNAR + SMoFi"])
@@ -121,12 +122,12 @@ def test_frameworks_long_is_sflv2_vs_sflv1_five_seeds_and_speedup_long_needs_no_
     S, config = sp["S"], smofi_configs("long", sp["LABEL"], sp["S"])
     runs = {config(d, sp["METHODS"][m], seed, part).config_hash(None) for d in S["datasets"]
             for part in S["participations"] for pair in sp["PAIRS"] for m in sp["PAIRS"][pair]
-            for seed in S["seeds"]}
+            for seed in range(5)}
     assert runs <= main and len(runs) == 40  # every pair of the plan reads main_accuracy's planned runs
     default = {config(d, sp["METHODS"][m], seed, part).config_hash(None) for d in S["datasets"]
                for part in S["participations"] for pair in S["partial_pairs"] for m in sp["PAIRS"][pair]
                for seed in S["seeds"]}
-    assert len(default) == 20  # by default the FedAvg pairs: the main table's four methods
+    assert len(default) == 4 * len(S["seeds"])  # by default the FedAvg pairs: the main table's four methods
 
 
 def test_cpu_configs_keep_their_cadence_and_label():
