@@ -51,8 +51,11 @@ class Row:
 
     @property
     def fragile(self) -> list:
-        """Rows whose interval (on the claim's window or another) ends within the drift of 0."""
-        return [r for r in self.cells if r.fragile or r.fragile_windows]
+        """Rows whose interval (on the claim's window or another) ends within the drift of 0. A row of another
+        setting counts only where the claim has no row on the paper's setting (its verdict is then "other
+        setting"); beside such rows it is shown, not counted, so it cannot make the verdict fragile."""
+        own = any(not r.cell.other_setting for r in self.decided)
+        return [r for r in self.cells if (r.fragile or r.fragile_windows) and not (own and r.cell.other_setting)]
 
 
 def profile_of(report: str) -> str:

@@ -296,8 +296,8 @@ for d in S["datasets"]:
             for name in [m for m in LONG_METHODS if m not in names]:
                 NOT_RUN.append({"table": "main", "setting": f"{d}, {part}, {name}", "paper": np.nan,
                                 "reason": f"in the long profile's plan, not in `partial_methods` of this execution: "
-                                          f"{len(S['seeds'])} runs of ≈ {minutes:.0f} min each (the mean of this "
-                                          f"execution's runs); -p 'partial_methods=[...]' adds it"})
+                                          f"{len(LONG_SEEDS)} runs (the plan's seeds) of ≈ {minutes:.0f} min each (the mean "
+                                          f"of this execution's runs); -p 'partial_methods=[...]' adds it"})
             missing = [s for s in LONG_SEEDS if s not in S["seeds"]]
             if missing:
                 NOT_RUN.append({"table": "main", "setting": f"{d}, {part}, seeds {missing} of every method run",
