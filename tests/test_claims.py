@@ -27,6 +27,10 @@ def test_side_of_each_outcome():
     assert side(Interval(5.0, 3.0, 7.0, 3), 1, "small", 5.76)[0] == "unresolved"
     assert side(Interval(97.6), 1, "exact")[0] == "paper"
     assert side(Interval(-29.8), 1, "exact")[0] == "opposite"
+    # no direction (α needs tuning): a resolved interval either way is on the paper's side, else unresolved
+    assert side(Interval(-9.0, -12.0, -6.0, 3), 1, "differs")[0] == "paper"
+    assert side(Interval(9.0, 6.0, 12.0, 3), 1, "differs")[0] == "paper"
+    assert side(Interval(0.5, -1.0, 2.0, 3), 1, "differs")[0] == "unresolved"
 
 
 def test_claim_words():

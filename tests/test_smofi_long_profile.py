@@ -153,3 +153,14 @@ def test_long_is_never_the_default_and_runs_only_the_notebooks_that_define_it(mo
     smofi = [str(b.relative_to(ROOT / "notebooks")) for b in books_for(find_notebooks(ROOT, ["smofi/"]), "long", ROOT)]
     assert smofi == ["smofi/ablations.ipynb", "smofi/convergence_speedup.ipynb", "smofi/frameworks.ipynb",
                      "smofi/main_accuracy.ipynb"]
+
+
+def test_a_planned_piece_left_out_is_a_priced_not_run_row():
+    from fedlib.reporting.smofi import planned_not_run, run_cost
+
+    row = planned_not_run("ablation: staleness", "α=-0.5, SMoFi", "alphas", run_cost(3, 16.4))
+    assert row["setting"] == "α=-0.5, SMoFi" and row["paper"] != row["paper"]  # NaN: the paper states none
+    assert row["reason"] == ("in the long profile's plan, not in `alphas` of this execution: 3 runs of ≈ 16 min each "
+                             "(the mean of this execution's runs); -p 'alphas=[...]' adds it")
+    seeds = planned_not_run("main", "seeds [3, 4]", "seeds", run_cost(8, 12), "seeds=[0, 1, 2, 3, 4]", note="why")
+    assert seeds["reason"].endswith("-p 'seeds=[0, 1, 2, 3, 4]' adds it; why")

@@ -17,7 +17,7 @@ PAPERS = ("FedQS", "SMoFi")
 #: the drift families of benchmarks/results/cross_cpu.json
 FAMILIES = ("cnn3-safl-cifar10", "split-cnn-cifar10", "fcn-safl-adult", "lstm-safl-shakespeare")
 #: kinds of test a cell makes
-KINDS = ("sign", "small", "exact", "info")
+KINDS = ("sign", "small", "exact", "differs", "info")
 
 
 @dataclass(frozen=True)
@@ -29,7 +29,8 @@ class Cell:
     ``metric`` a prefix of its metric text. ``sign``: the paper's sign of the row's value (+1, −1).
     ``kind``: ``sign`` (a paired interval against the sign), ``small`` (the paper calls the
     difference small: its interval must stay within ``± small`` points), ``exact`` (a deterministic
-    quantity, e.g. virtual time: one value decides). ``other_setting``: a dataset or split the paper
+    quantity, e.g. virtual time: one value decides), ``differs`` (a claim without a direction: an
+interval excluding 0 either way is on the paper's side). ``other_setting``: a dataset or split the paper
     does not use (labelled as such, never "reproduced"). ``windows``: the same comparison on other
     metric windows, as (window name, metric prefix) of rows in the same report. ``pair``: config
     selectors of the method and base runs (dotted keys) for recomputing other windows from the

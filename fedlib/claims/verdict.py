@@ -5,7 +5,9 @@ Per row (:func:`side`): ``paper`` when the 95 % interval excludes 0 on the paper
 (no interval) and with a zero-width interval (n equal differences, e.g. two seeds that reach a
 target at the same evaluated round: no spread is not no noise). A ``small`` row (the paper calls
 a difference small) is on the paper's side when its interval stays within ± the bound, against it
-when it lies beyond. An ``exact`` row (a deterministic quantity such as virtual time) is decided by
+when it lies beyond. A ``differs`` row (a claim with no direction, e.g. "α needs tuning": the
+accuracy depends on the setting) is on the paper's side when its interval excludes 0 either way and
+otherwise unresolved (no interval shows that a setting does not matter). An ``exact`` row (a deterministic quantity such as virtual time) is decided by
 its one value.
 
 Per claim (:func:`claim_word`): over its rows on the paper's own datasets and splits — every row on
@@ -85,6 +87,8 @@ def side(iv: Interval, sign: int, kind: str = "sign", small: float = 0.0) -> tup
         return "unresolved", f"interval straddles ±{small:g} points"
     if not iv.resolved:
         return "unresolved", "interval contains 0"
+    if kind == "differs":
+        return "paper", "interval excludes 0 (either direction decides)"
     up = iv.lo > 0
     return ("paper" if (1 if up else -1) == sign else "opposite"), "interval excludes 0"
 

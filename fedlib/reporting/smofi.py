@@ -76,8 +76,8 @@ SMOFI_METHODS = {
 
 # ------------------------------------------------------------------ the paper's numbers (spec §5)
 # the numbers live in the claims layer (fedlib/claims/smofi_claims.py); re-exported for the notebooks
-from fedlib.claims.smofi_claims import (PAPER_ACCURACY, PAPER_CIFAR10_SPEEDUP, PAPER_FRAMEWORKS,  # noqa: E402
-                                        PAPER_TINYIMAGENET_ROUNDS)
+from fedlib.claims.smofi_claims import (LONG_ALPHA_SWEEP, PAPER_ACCURACY, PAPER_ALPHA,  # noqa: E402
+                                        PAPER_CIFAR10_SPEEDUP, PAPER_FRAMEWORKS, PAPER_TINYIMAGENET_ROUNDS)
 
 # ------------------------------------------------------------------ the paper's direction per claim
 # (method, base) -> (expected sign of method − base, the paper's words) for the claims that have no
@@ -226,3 +226,19 @@ def smofi_scale_note(profile: str, label: str, settings: dict, dataset: str, par
             + (f" every {P['cadence']['eval_every']} rounds and every round of the last {P['cadence']['eval_last']}"
                if P.get("cadence") else "")
             + f", paired seeds {settings['seeds']} — not the paper's ResNet-18 setting")
+
+
+def planned_not_run(table: str, setting: str, knob: str, cost: str, adds: str = "", note: str = "") -> dict:
+    """A ``NOT_RUN`` row for a piece of the ``long`` profile's plan that this execution leaves out [issue 43]:
+    which parameter ``knob`` would add it (``adds``: the ``-p`` text, default ``knob=[...]``) and what it
+    would cost (:func:`run_cost`)."""
+    import math
+
+    reason = (f"in the long profile's plan, not in `{knob}` of this execution: {cost}; "
+              f"-p '{adds or knob + '=[...]'}' adds it" + (f"; {note}" if note else ""))
+    return {"table": table, "setting": setting, "paper": math.nan, "reason": reason}
+
+
+def run_cost(runs: int, minutes: float) -> str:
+    """``runs`` runs priced at ``minutes`` each (the mean wall time of the execution's runs)."""
+    return f"{runs} runs of ≈ {minutes:.0f} min each (the mean of this execution's runs)"

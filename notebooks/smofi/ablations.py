@@ -116,7 +116,8 @@ import seaborn as sns
 from fedlib.reporting import (SMOFI_SCALE_KNOBS, comparison, curve_metrics, interval_text, not_run_table,
                               paired_difference, resolve_profile, run_or_load, save_comparison, save_figure,
                               save_not_run, settings_row, show_settings, signed_verdict, smofi_configs, smofi_settings)
-from fedlib.reporting.smofi import smofi_partition
+from fedlib.reporting.smofi import (LONG_ALPHA_SWEEP, PAPER_ALPHA, planned_not_run, run_cost,
+                                    smofi_partition)
 from fedlib.core.errors import FedlibError
 from fedlib.split.sfl import prepare_data
 from fedlib.split.smofi import step_count_spread
@@ -128,7 +129,7 @@ FAMILIES = ["staleness", "optimizers", "clients", "participation", "architecture
 ALL_ARCHS = ["vgg16", "mobilenetv2", "resnet18", "densenet121"]
 OPTIMIZERS = ["SGDM", "NAG", "Adam", "AdamW"]
 PAPER_RULE = "decay, ÷|J^n| (paper)"  # the paper's reading, fedlib's default: label of its α rows
-LONG_ALPHAS = [-0.05, -0.1, -0.5, -1.0]  # the long profile's planned α sweep (issue 43)
+LONG_ALPHAS = sorted({PAPER_ALPHA, *LONG_ALPHA_SWEEP}, reverse=True)  # the long profile's planned α sweep (issue 43)
 # the staleness rule's variants other than the paper's reading (α = −0.1): name -> SMoFi options
 RULES = {"decay, ÷Σ weights": {"options.renormalise": True},
          "decay, data-share weights, ÷|J^n|": {"options.weighting": "samples"},
@@ -362,10 +363,8 @@ NOT_RUN = []  # the paper's ablation rows not run here, with the reason (the rep
 if profile == "long" and "staleness" in S["ablations"]:  # the plan's α values this execution leaves out, priced
     minutes = runs["wall_s"].mean() / 60 if len(runs) else float("nan")
     for a in [a for a in LONG_ALPHAS if a not in S["alphas"]]:
-        NOT_RUN.append({"table": "ablation: staleness", "setting": f"{PAPER_RULE}, α={a:g}, SMoFi", "paper": np.nan,
-                        "reason": f"in the long profile's α sweep, not in `alphas` of this execution: "
-                                  f"{len(S['seeds'])} runs of ≈ {minutes:.0f} min each (the mean of this execution's "
-                                  f"runs); -p 'alphas=[...]' adds it; " + CLAIMS["staleness"]})
+        NOT_RUN.append(planned_not_run("ablation: staleness", f"{PAPER_RULE}, α={a:g}, SMoFi", "alphas",
+                                       run_cost(len(S["seeds"]), minutes), note=CLAIMS["staleness"]))
 for arch in arch_skipped:
     NOT_RUN.append({"table": "ablation: architectures", "setting": f"{arch}, FedAvg and SMoFi", "paper": np.nan,
                     "reason": f"not run at the {profile} profile: a CPU does not finish it (profile=paper, a GPU); "

@@ -102,7 +102,7 @@ from fedlib.reporting import (PAPER_CIFAR10_SPEEDUP, PAPER_TINYIMAGENET_ROUNDS, 
                               signed_verdict, smofi_configs, smofi_scale_note, smofi_setting_title, smofi_settings,
                               speedup_label, runs_caption)
 from fedlib.claims.smofi_claims import PAPER_LARGEST_SPEEDUP
-from fedlib.reporting.smofi import on_paper_split
+from fedlib.reporting.smofi import on_paper_split, planned_not_run
 from fedlib.reporting.smofi_figures import show_speedup_per_seed, smofi_caption
 
 profile = resolve_profile(profile)
@@ -324,9 +324,9 @@ for d in S["datasets"]:
                                 f"average; target = base best: {r['speed-up, target = base best']}"})
         if profile == "long" and part == "partial":  # the plan's pairs this execution leaves out
             for pair in [p for p in PAIRS if p not in pairs_of(part)]:
-                NOT_RUN.append({"table": "speed-up", "setting": f"{d}, {part}, {pair} vs {PAIRS[pair][0]}, speed-up (×)",
-                                "paper": np.nan, "reason": "in the long profile's plan, not in `partial_pairs` of this "
-                                "execution: its runs are main_accuracy's long plug-in pairs (priced there)"})
+                NOT_RUN.append(planned_not_run("speed-up", f"{d}, {part}, {pair} vs {PAIRS[pair][0]}, speed-up (×)",
+                                               "partial_pairs", "its runs are main_accuracy's long plug-in pairs "
+                                               "(priced there)"))
         for pair in pairs_of(part):
             a = aucs[(d, part, pair)]
             out.append({"table": "speed-up", "setting": f"{d}, {part}, {pair} − {PAIRS[pair][0]}",

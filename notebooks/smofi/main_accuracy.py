@@ -122,7 +122,7 @@ from fedlib.reporting import (PAPER_ACCURACY, SMOFI_DATASETS, SMOFI_METHODS, com
                               run_or_load, save_comparison, save_figure, save_not_run, settings_row, show_paired,
                               show_settings, signed_verdict, smofi_configs, smofi_scale_note, smofi_setting_title,
                               smofi_settings, runs_caption)
-from fedlib.reporting.smofi import on_paper_split, smofi_partition
+from fedlib.reporting.smofi import on_paper_split, planned_not_run, run_cost, smofi_partition
 from fedlib.reporting.smofi_figures import show_smofi_paired
 
 profile = resolve_profile(profile)
@@ -294,17 +294,12 @@ for d in S["datasets"]:
         if profile == "long" and part == "partial":  # the plan's methods this execution leaves out, priced
             minutes = runs.loc[(runs["dataset"] == d) & (runs["participation"] == part), "wall_s"].mean() / 60
             for name in [m for m in LONG_METHODS if m not in names]:
-                NOT_RUN.append({"table": "main", "setting": f"{d}, {part}, {name}", "paper": np.nan,
-                                "reason": f"in the long profile's plan, not in `partial_methods` of this execution: "
-                                          f"{len(LONG_SEEDS)} runs (the plan's seeds) of ≈ {minutes:.0f} min each (the mean "
-                                          f"of this execution's runs); -p 'partial_methods=[...]' adds it"})
+                NOT_RUN.append(planned_not_run("main", f"{d}, {part}, {name}", "partial_methods",
+                                               run_cost(len(LONG_SEEDS), minutes) + " (the plan's seeds)"))
             missing = [s for s in LONG_SEEDS if s not in S["seeds"]]
             if missing:
-                NOT_RUN.append({"table": "main", "setting": f"{d}, {part}, seeds {missing} of every method run",
-                                "paper": np.nan,
-                                "reason": f"in the long profile's plan ({len(LONG_SEEDS)} paired seeds), not in `seeds` "
-                                          f"of this execution: {len(missing) * len(names)} runs of ≈ {minutes:.0f} min "
-                                          f"each; -p 'seeds={LONG_SEEDS}' adds them"})
+                NOT_RUN.append(planned_not_run("main", f"{d}, {part}, seeds {missing} of every method run", "seeds",
+                                               run_cost(len(missing) * len(names), minutes), f"seeds={LONG_SEEDS}"))
         for _, r in diffs[(diffs["dataset"] == d) & (diffs["participation"] == part)].iterrows():
             name, base = r["comparison"].split(" − ")
             pg = PAPER.get(d, {}).get(name, np.nan) - PAPER.get(d, {}).get(base, np.nan) \
