@@ -179,7 +179,10 @@ def check_book(page, base: str, token: str, book: str, shots: Path, timeout_s: f
     if not run_all:
         return res
     page.evaluate("() => window.jupyterapp.commands.execute('notebook:run-all-cells')")
-    done = lambda s: s["status"] == "idle" and all(c["count"] for c in s["cells"])  # noqa: E731
+    def done(s: dict) -> bool:  # every cell ran, or one failed (Run All stops there: waiting longer is a hang)
+        errors = any(o.get("output_type") == "error" for c in s["cells"] for o in c["outputs"])
+        return s["status"] == "idle" and (errors or all(c["count"] for c in s["cells"]))
+
     try:
         state = wait_for(page, done, timeout_s, "Run All not finished")
     except TimeoutError as err:
