@@ -23,6 +23,17 @@ def test_curve_metrics_by_hand():
     assert m["auc"] == pytest.approx(95.0 / 4)
 
 
+def test_early_accuracy_by_hand():
+    from fedlib.reporting.stats import early_accuracy
+
+    h = _history([0.10, float("nan"), 0.30, 0.20, 0.40, 0.50])  # 6 rounds: the first third is rounds 1-2
+    assert early_accuracy(h) == pytest.approx(10.0)           # round 2 not evaluated: round 1 alone
+    assert early_accuracy(h, fraction=0.5) == pytest.approx(20.0)  # rounds 1-3: (10 + 30) / 2
+    late = _history([float("nan"), float("nan"), float("nan"), 0.6])  # first evaluation after the window
+    assert early_accuracy(late) == pytest.approx(60.0)
+    assert math.isnan(early_accuracy(_history([float("nan")] * 3)))
+
+
 def test_curve_metrics_never_reaching_the_target_and_empty():
     assert math.isnan(curve_metrics(_history([0.1, 0.2]), target=50.0)["rounds_to_target"])
     assert math.isnan(curve_metrics(_history([float("nan")]))["final"])

@@ -34,6 +34,17 @@ def curve_metrics(history: pd.DataFrame, last: int = 5, target: float | None = N
             "rounds_to_target": float("nan") if hit is None else float(hit)}
 
 
+
+def early_accuracy(history: pd.DataFrame, fraction: float = 1 / 3) -> float:
+    """Mean accuracy (%) over the evaluated rounds in the first ``fraction`` of the run's rounds (at least the
+    first evaluated round): how far a run has got early, the SMoFi paper's "slows convergence" measure
+    (the momentum paradox)."""
+    h = history.dropna(subset=["accuracy"])
+    if h.empty:
+        return float("nan")
+    cutoff = max(float(h["round"].iloc[0]), fraction * float(history["round"].max()))
+    return float(100.0 * h.loc[h["round"] <= cutoff, "accuracy"].astype(float).mean())
+
 #: The cross-CPU drift of a paired accuracy difference now comes from the per-task record
 #: ``benchmarks/results/cross_cpu.json`` (:mod:`fedlib.claims.drift`): twice the largest per-round
 #: accuracy difference measured for the task's family, since both runs of a pair may drift in

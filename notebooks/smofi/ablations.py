@@ -22,7 +22,9 @@
 # spec, so the `paper` column stays empty):
 # - the staleness exponent α of s_α = (τ − |T_h| + 1)^α defaults to **−0.1** and needs manual tuning;
 # - SMoFi's gains **grow with more clients** and with **deeper models**;
-# - they **hold across SGDM, NAG, Adam and AdamW** and across **VGG, MobileNet, ResNet and DenseNet**.
+# - they **hold across SGDM, NAG, Adam and AdamW** and across **VGG, MobileNet, ResNet and DenseNet**;
+# - its motivation, the *momentum paradox*: under non-IID data momentum (SGDM) **raises the final accuracy but
+#   slows convergence**.
 #
 # **What this notebook runs** (each family selectable with `ablations`), always FedAvg (= SFLV1)
 # vs FedAvg + SMoFi on CIFAR-10, Dirichlet 0.1, through `fedlib.experiments.run`, on **paired
@@ -57,6 +59,10 @@
 #   clients; N = 10 is `main_accuracy`'s Dirichlet run). Besides SMoFi − FedAvg at each N, the
 #   *growth* of the gain from the smallest to the largest N is a paired difference of differences
 #   (the paper: gains grow with more clients);
+# - **momentum** (the paradox, no SMoFi): FedAvg with SGDM (β 0.9, the main table's FedAvg run) against FedAvg
+#   with plain SGD (`local.momentum=0`, the same lr), paired on the seeds: SGDM − SGD in final accuracy
+#   (the paper: > 0) and in *early* accuracy, the mean over the evaluated rounds of the run's first third
+#   (`early_accuracy`; the paper: slower convergence, < 0) — 3 new runs at `cpu`;
 # - **participation**: partial participation as one row set — 10 of 20 clients per round, 5,000
 #   images, 20 rounds, Dirichlet 0.1 (`main_accuracy`'s `partial` setting);
 # - **architectures**: `vgg16`, `mobilenetv2`, `resnet18`, `densenet121` at their default cuts (and
@@ -88,7 +94,7 @@
 # %% tags=["parameters"]
 # Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only smofi/ablations -p NAME=VALUE
 profile = "auto"
-ablations = None      # subset of staleness, optimizers, clients, participation, architectures
+ablations = None      # subset of staleness, optimizers, momentum, clients, participation, architectures
 alphas = None         # SMoFi staleness exponents with the rule of the paper (decay, ÷|J^n|), all < 0
 rules = None          # subset of the RULES names below (variants of the staleness rule, at α −0.1)
 client_counts = None  # values of split.clients
@@ -116,6 +122,7 @@ import seaborn as sns
 from fedlib.reporting import (SMOFI_SCALE_KNOBS, comparison, curve_metrics, interval_text, not_run_table,
                               paired_difference, resolve_profile, run_or_load, save_comparison, save_figure,
                               save_not_run, settings_row, show_settings, signed_verdict, smofi_configs, smofi_settings)
+from fedlib.reporting.stats import early_accuracy
 from fedlib.reporting.smofi import (LONG_ALPHA_SWEEP, PAPER_ALPHA, planned_not_run, run_cost,
                                     smofi_partition)
 from fedlib.core.errors import FedlibError
@@ -125,7 +132,7 @@ from fedlib.train.config import batches_per_epoch
 
 profile = resolve_profile(profile)
 
-FAMILIES = ["staleness", "optimizers", "clients", "participation", "architectures"]
+FAMILIES = ["staleness", "optimizers", "momentum", "clients", "participation", "architectures"]
 ALL_ARCHS = ["vgg16", "mobilenetv2", "resnet18", "densenet121"]
 OPTIMIZERS = ["SGDM", "NAG", "Adam", "AdamW"]
 PAPER_RULE = "decay, ÷|J^n| (paper)"  # the paper's reading, fedlib's default: label of its α rows
@@ -142,7 +149,8 @@ SETTINGS = {
                   client_fraction=0.5, architectures=["cnn"], optimizers=["SGDM", "Adam"], adam_lr=0.001,
                   first_moment_only=True, seeds=[0], optimizer_seeds=[0], rounds=None,
                   model="cnn", cut="conv1", max_test=100, last=1, workers=1),
-    "cpu": dict(ablations=["staleness", "optimizers", "clients", "participation"], alphas=[-0.1], rules=CPU_RULES,
+    "cpu": dict(ablations=["staleness", "optimizers", "momentum", "clients", "participation"], alphas=[-0.1],
+                rules=CPU_RULES,
                 client_counts=[10, 20, 40], client_fraction=1.0, architectures=["cnn"], optimizers=OPTIMIZERS,
                 adam_lr=0.001, first_moment_only=False, seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None,
                 model="cnn", cut="conv1", max_test=5000, last=5, workers=2),
@@ -196,6 +204,9 @@ if "staleness" in S["ablations"]:
             raise FedlibError(f"unknown staleness rule {rule!r}", f"use some of {list(RULES)}")
         plan.append(("staleness", f"{rule}, α=-0.1", "SMoFi", "fedavg+smofi", {"options.alpha": -0.1, **RULES[rule]},
                      S["seeds"]))
+if "momentum" in S["ablations"]:  # the paradox: FedAvg with and without momentum (SGDM is the main table's FedAvg)
+    plan.append(("momentum", "SGD (no momentum)", "FedAvg", "fedavg", {"local.momentum": 0.0}, S["seeds"]))
+    plan.append(("momentum", "SGDM", "FedAvg", "fedavg", {}, S["seeds"]))
 CLIENTS_OF = {}  # clients-family setting label -> N
 if "clients" in S["ablations"]:
     P = config("fedavg", 0).split  # the setting's own clients: their runs are the other notebooks' (same hash)
@@ -257,7 +268,7 @@ rows = []
 for fam, label, method, seed, cfg in cells:
     res = done[cfg.config_hash()]
     rows.append({"family": fam, "setting": label, "method": method, "seed": seed,
-                 **curve_metrics(res.history, last=S["last"]),
+                 **curve_metrics(res.history, last=S["last"]), "early": early_accuracy(res.history),
                  "wall_s": float(res.summary.get("total_wall_time", np.nan))})
 runs = pd.DataFrame(rows)
 runs.round(2)
@@ -291,6 +302,8 @@ for fam in fams:
         base = here[here["method"] == "FedAvg"]
         if fam == "staleness":
             base = sub[sub["method"] == "FedAvg"]
+        if fam == "momentum":  # one method (FedAvg), two optimizers: paired below
+            continue
         for method in [m for m in dict.fromkeys(here["method"]) if m != "FedAvg"]:
             pair = pd.concat([here[here["method"] == method], base]).assign(
                 who=lambda t: np.where(t["method"] == "FedAvg", "base", "variant"))
@@ -311,6 +324,14 @@ if "clients" in fams and len(CLIENTS_OF) >= 2:
     diffs.append({"family": "clients", "setting": f"gain at {large} − gain at {small}", "variant": "SMoFi − FedAvg",
                   "base": "the same at fewer clients", "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"],
                   "per seed": r["diffs"], "verdict": signed_verdict(r, 1)})
+# the momentum paradox: SGDM − SGD for FedAvg, on the final accuracy (paper: > 0) and the early one (paper: < 0)
+if "momentum" in fams:
+    sub = runs[runs["family"] == "momentum"]
+    for metric, sign in (("final", 1), ("early", -1)):
+        r = paired_difference(sub, metric, "SGDM", "SGD (no momentum)", method_col="setting")
+        diffs.append({"family": "momentum", "setting": "FedAvg", "variant": "SGDM", "base": "SGD (no momentum)",
+                      "metric": metric, "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"],
+                      "per seed": r["diffs"], "verdict": signed_verdict(r, sign)})
 # the staleness rule's variants against the paper's reading (decay, ÷|J^n|, α = −0.1) on the same seeds
 PAPER_LABEL = f"{PAPER_RULE}, α=-0.1"
 stale = runs[runs["family"] == "staleness"] if len(runs) else runs
@@ -322,8 +343,8 @@ if len(stale) and PAPER_LABEL in set(stale["setting"]):
         diffs.append({"family": "staleness", "setting": label, "variant": "SMoFi", "base": "SMoFi, paper reading",
                       "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"],
                       "verdict": signed_verdict(r, 0)})  # the paper compares no variant of its rule
-diffs = pd.DataFrame(diffs, columns=["family", "setting", "variant", "base", "mean", "lo", "hi", "n", "per seed",
-                                     "verdict"])
+diffs = pd.DataFrame(diffs, columns=["family", "setting", "variant", "base", "metric", "mean", "lo", "hi", "n",
+                                     "per seed", "verdict"]).fillna({"metric": "final"})
 diffs.round(2)
 
 # %%
@@ -333,7 +354,9 @@ CLAIMS = {"staleness": "paper: decay s_α with α = −0.1 by default (needs man
           "participation": "paper: SMoFi above FedAvg with 10 of 20 clients per round (spec §4 setting; no "
                            "separate number in the spec)",
           "architectures": "paper: gains hold across VGG/MobileNet/ResNet/DenseNet, grow with depth",
-          "optimizers": "paper: gains hold across SGDM/NAG/Adam/AdamW (no numbers in the spec)"}
+          "optimizers": "paper: gains hold across SGDM/NAG/Adam/AdamW (no numbers in the spec)",
+          "momentum": "paper (motivation): under non-IID data SGDM raises the final accuracy but slows convergence "
+                      "(early accuracy: mean over the evaluated rounds of the run's first third; no numbers in the spec)"}
 
 
 def scale_note() -> str:
@@ -356,7 +379,8 @@ for (fam, label, method), r in mean.iterrows():
                 "note": f"{int(r['count'])} seed(s), sd {r['std']:.2f}; {CLAIMS[fam]}"})
 for _, r in diffs.iterrows():
     out.append({"table": f"ablation: {r['family']}", "setting": f"{r['setting']}, {r['variant']} − {r['base']}",
-                "metric": "paired gain in final accuracy (points)", "paper": np.nan, "measured": round(r["mean"], 2),
+                "metric": f"paired gain in {r['metric']} accuracy (points)", "paper": np.nan,
+                "measured": round(r["mean"], 2),
                 "note": f"95% interval {interval_text(r['lo'], r['hi'])} over {r['n']} seeds, per seed {r['per seed']}; "
                         f"{r['verdict']}; {CLAIMS[r['family']]}"})
 NOT_RUN = []  # the paper's ablation rows not run here, with the reason (the reports index lists them)
