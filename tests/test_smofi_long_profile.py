@@ -164,3 +164,16 @@ def test_a_planned_piece_left_out_is_a_priced_not_run_row():
                              "(the mean of this execution's runs); -p 'alphas=[...]' adds it")
     seeds = planned_not_run("main", "seeds [3, 4]", "seeds", run_cost(8, 12), "seeds=[0, 1, 2, 3, 4]", note="why")
     assert seeds["reason"].endswith("-p 'seeds=[0, 1, 2, 3, 4]' adds it; why")
+
+
+def test_the_alpha_claim_reads_the_rows_the_long_ablations_write():
+    """smofi-alpha's cells name exactly the rows the long ablations write for the planned α values
+    (each α − the default −0.1, the paper's rule otherwise)."""
+    from fedlib.claims import all_claims
+
+    ns = notebook_namespace("ablations", "long", "unique")
+    claim = next(c for c in all_claims() if c.id == "smofi-alpha")
+    planned = [a for a in ns["LONG_ALPHAS"] if a != -0.1]
+    assert {c.setting for c in claim.cells} == {f"{ns['PAPER_RULE']}, α={a:g}, SMoFi − SMoFi, paper reading"
+                                                for a in planned}
+    assert {c.report for c in claim.cells} == {"long/smofi/ablations"} and {c.kind for c in claim.cells} == {"differs"}
