@@ -152,3 +152,19 @@ def test_scoreboard_and_readme_section_are_up_to_date():
 
     assert build(ROOT) == build(ROOT)
     assert not stale(ROOT), "run `fedlib scoreboard` and commit reports/SCOREBOARD.* and README.md"
+
+
+def test_a_rows_window_names_the_rounds_its_cells_read():
+    """A long row reads the last 10 rounds where the claim (written for cpu) says the last 5: the scoreboard
+    says 10 for it; a window of another kind (rounds to target) keeps the claim's words."""
+    from fedlib.claims.evaluate import CellResult, Row
+    from fedlib.claims.model import Cell, Claim
+    from fedlib.claims.scoreboard import _window
+
+    claim = Claim("x", "SMoFi", "t", "c", "m", "final (last 5); paper: best", 1, "s", not_run="-")
+    row = lambda *windows: Row(claim, "long", "paper", "against",  # noqa: E731
+                               cells=[CellResult(Cell("r", "s", window=w), None) for w in windows])
+    assert _window(row("final (last 10)")) == "final (last 10); paper: best"
+    assert _window(row("final (last 5)")) == "final (last 5); paper: best"
+    assert _window(row("final (last 10)", "final (last 5)")) == claim.window  # mixed: the claim's words
+    assert _window(row("convergence (last 20)")) == claim.window             # another metric: unchanged

@@ -141,6 +141,23 @@ def _report(row) -> str:
     return " ".join(f"{x}.ipynb" for x in reps)
 
 
+def _window(row) -> str:
+    """The claim's window, with the number of last rounds its row's cells read where they all read another
+    (a long row's "final (last 10)" where the claim's cpu rows read "final (last 5)")."""
+    import re
+
+    last = re.compile(r"^(.*)\(last \d+\)$")
+    windows = {r.cell.window for r in row.decided}
+    own, *rest = row.claim.window.split(";", 1)
+    if len(windows) != 1:
+        return row.claim.window
+    w = windows.pop()
+    a, b = last.match(own.strip()), last.match(w)
+    if not (a and b and a.group(1) == b.group(1)):
+        return row.claim.window
+    return "; ".join([w, *(x.strip() for x in rest)])
+
+
 def table(rows) -> list[dict]:
     """The scoreboard as dicts (:data:`COLUMNS`)."""
     out = []
@@ -148,7 +165,7 @@ def table(rows) -> list[dict]:
         c = row.claim
         out.append({"claim": c.id, "paper": c.paper, "where": c.where, "statement": c.claim, "profile": row.profile,
                     "reading": row.reading, "paper_number": c.paper_number, "measured": measured_text(row),
-                    "seeds": _seeds(row), "scale": c.scale, "window": c.window,
+                    "seeds": _seeds(row), "scale": c.scale, "window": _window(row),
                     "other_windows": _windows_text(row), "fragile": _fragile_text(row), "verdict": row.word,
                     "why": _why(row), "report": _report(row), "plan": plan_text(_plan(row))})
     return out

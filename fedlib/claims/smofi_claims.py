@@ -71,7 +71,7 @@ def _alpha(a: float, long: bool = True) -> Cell:
     """SMoFi at staleness exponent ``a`` − SMoFi at the default −0.1, the paper's rule otherwise: a claim
     without a direction ("needs tuning"), so an interval excluding 0 either way is on the paper's side."""
     return _abl(f"decay, ÷|J^n| (paper), α={a:g}, SMoFi − SMoFi, paper reading", 1, long=long,
-                label=f"α = {a:g} − α = −0.1", kind="differs")
+                label=f"α = {a:g} − α = −0.1".replace("-", "−"), kind="differs")
 
 
 def _claim(id, where, claim, metric, window, sign, cells=(), **kw) -> Claim:

@@ -77,8 +77,9 @@
 # 4,000 CIFAR-10 training images, 10 of 10 clients, 15 rounds, test on 5,000 images every round —
 # on **three paired seeds** for every family: staleness 12 runs (already stored), optimizers
 # NAG / Adam / AdamW × FedAvg, SMoFi = 18 new runs (SGDM is `main_accuracy`'s), clients N = 20, 40
-# × 2 methods = 12 new runs (N = 10 is `main_accuracy`'s), participation 6 new runs: **36 new
-# runs** (54 distinct, 18 of them shared or stored). **Compute**: a run takes ≈ 1.5–3 min of one
+# × 2 methods = 12 new runs (N = 10 is `main_accuracy`'s), participation 6 new runs, momentum 3 new
+# runs (FedAvg with plain SGD): **39 new runs** (57 distinct, 18 of them shared or stored). **Compute**:
+# a run takes ≈ 1–3 min of one
 # core (120 s of CPU time measured, one thread; the partial setting a little less: 2,500 images a
 # round), so ≈ 30–55 min on two one-thread workers. The Adam first-moment-only run
 # (`first_moment_only`) is left out at `cpu`. Metric: mean of the last 5 rounds, with paired
@@ -86,9 +87,9 @@
 # the staleness family only, on `main_accuracy`'s `long` setting (all 50,000 CIFAR-10 images, 10 of 20
 # clients per round, Dirichlet 0.1, `cnn3` cut after `conv1`, the 10,000 test images on the
 # profile's cadence, mean of the last 10 rounds) — the *drop, ÷Σ weights* variant against the paper's
-# rule at α = −0.1, three paired seeds (3 new runs: FedAvg and α = −0.1 are `main_accuracy`'s); the
-# profile's plan adds α = −0.05, −0.5, −1 with the paper's rule (`LONG_ALPHAS`, 9 runs), each a priced
-# *not run* row until `-p 'alphas=[...]'` runs it; `paper` (spec §4: ResNet-18 cut after `layer1`, all data, 200
+# rule at α = −0.1 and the α sweep with the paper's rule, α = −0.5 and −1 against −0.1, three paired
+# seeds (9 new runs: FedAvg and α = −0.1 are `main_accuracy`'s); the plan's α = −0.05 (`LONG_ALPHAS`,
+# 3 runs) is a priced *not run* row until `-p 'alphas=[...]'` runs it; `paper` (spec §4: ResNet-18 cut after `layer1`, all data, 200
 # rounds, 3 seeds, all four architectures; a GPU).
 
 # %% tags=["parameters"]
@@ -161,7 +162,7 @@ SETTINGS = {
                   max_test=None, last=10, workers=1),
     # the long profile: the staleness question on all of CIFAR-10, 10 of 20 clients, Dirichlet 0.1 (main_accuracy's
     # long runs: FedAvg and α = −0.1 are shared); never picked by `auto`
-    "long": dict(ablations=["staleness"], alphas=[-0.1], rules=["drop, ÷Σ weights"],
+    "long": dict(ablations=["staleness"], alphas=[-0.1, -0.5, -1.0], rules=["drop, ÷Σ weights"],
                  client_counts=[20], client_fraction=0.5, architectures=["cnn"], optimizers=["SGDM"], adam_lr=0.001,
                  first_moment_only=False, seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None,
                  model="cnn3", cut="conv1", max_test=None, last=10, workers=2),
