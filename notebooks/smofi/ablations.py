@@ -277,8 +277,12 @@ runs.round(2)
 # %%
 fams = [f for f in FAMILIES if f in set(runs["family"])] if len(runs) else []
 if fams:
-    fig, axes = plt.subplots(1, len(fams), figsize=(6.5 * len(fams), 4.4), squeeze=False)
-    for ax, fam in zip(axes[0], fams):
+    ncols = min(3, len(fams))  # at most three panels a row: readable at a notebook's width
+    nrows = -(-len(fams) // ncols)
+    fig, axes = plt.subplots(nrows, ncols, figsize=(6.5 * ncols, 4.4 * nrows), squeeze=False)
+    for ax in axes.flat[len(fams):]:
+        ax.set_visible(False)
+    for ax, fam in zip(axes.flat, fams):
         sub = runs[runs["family"] == fam].assign(variant=lambda t: t["setting"] + ", " + t["method"])
         order = list(dict.fromkeys(sub["variant"]))
         sns.pointplot(data=sub, y="variant", x="final", order=order, errorbar=("ci", 95), seed=0,
