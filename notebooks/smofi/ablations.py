@@ -348,8 +348,9 @@ if len(stale) and PAPER_LABEL in set(stale["setting"]):
         diffs.append({"family": "staleness", "setting": label, "variant": "SMoFi", "base": "SMoFi, paper reading",
                       "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"],
                       "verdict": signed_verdict(r, 0)})  # the paper compares no variant of its rule
-diffs = pd.DataFrame(diffs, columns=["family", "setting", "variant", "base", "metric", "mean", "lo", "hi", "n",
-                                     "per seed", "verdict"]).fillna({"metric": "final"})
+diffs = pd.DataFrame([{"metric": "final", **d} for d in diffs],  # the metric compared: final unless named
+                     columns=["family", "setting", "variant", "base", "metric", "mean", "lo", "hi", "n", "per seed",
+                              "verdict"])
 diffs.round(2)
 
 # %%
