@@ -67,10 +67,10 @@ def _abl(setting: str, sign: int = 1, other: str = "", long: bool = False, parts
 LONG_ALPHA_SWEEP = (-0.05, -0.5, -1.0)
 
 
-def _alpha(a: float, long: bool = True) -> Cell:
-    """SMoFi at staleness exponent ``a`` − SMoFi at the default −0.1, the paper's rule otherwise: a claim
-    without a direction ("needs tuning"), so an interval excluding 0 either way is on the paper's side."""
-    return _abl(f"decay, ÷|J^n| (paper), α={a:g}, SMoFi − SMoFi, paper reading", 1, long=long,
+def _alpha(a: float) -> Cell:
+    """SMoFi at staleness exponent ``a`` − SMoFi at the default −0.1 (long ablations), the paper's rule otherwise:
+    a claim without a direction ("needs tuning"), so an interval excluding 0 either way is on the paper's side."""
+    return _abl(f"decay, ÷|J^n| (paper), α={a:g}, SMoFi − SMoFi, paper reading", 1, long=True,
                 label=f"α = {a:g} − α = −0.1".replace("-", "−"), kind="differs")
 
 
