@@ -4,7 +4,8 @@ Modules (one job each):
 
 - ``profiles``: resolve_profile, apply_knobs, check_names, show_settings, run_label;
 - ``paths``: project_root, report_dir;
-- ``tables``: comparison, save_comparison, markdown_table, full_table; not_run_table, save_not_run (the
+- ``tables``: comparison, save_comparison, markdown_table, full_table, show_paper_claims (the paper's claims
+  rendered from fedlib.claims); not_run_table, save_not_run (the
   paper's rows a notebook does not run, with the reason, beside its comparison);
 - ``figures``: save_figure, forest_plot / show_forest, paired_interval_plot / show_paired (legend, fragile
   marks, a note where columns keep their own x-scale), runs_caption (seeds, T, model);
@@ -42,14 +43,15 @@ from fedlib.reporting.stats import (censor, censored_extreme, censored_rounds, c
                                     curve_metrics, interval_text, number_text, paired_difference, side,
                                     signed_verdict, speedup_label, verdict)
 from fedlib.reporting.tables import (COMPARISON_COLUMNS, NOT_RUN_COLUMNS, comparison, full_table, markdown_table,
-                                     not_run_table, save_comparison, save_not_run, settings_row)
+                                     not_run_table, save_comparison, save_not_run, settings_row,
+                                     show_paper_claims)
 
 __all__ = [
     "PROFILES", "PARTIAL_PROFILES", "DERIVED_PROFILES", "apply_knobs", "cadence_words", "check_names", "resolve_profile", "run_label",
     "show_settings",
     "project_root", "report_dir",
     "COMPARISON_COLUMNS", "comparison", "full_table", "markdown_table", "save_comparison",
-    "NOT_RUN_COLUMNS", "not_run_table", "save_not_run", "settings_row",
+    "NOT_RUN_COLUMNS", "not_run_table", "save_not_run", "settings_row", "show_paper_claims",
     "forest_plot", "gap_curve_plot", "paired_interval_plot", "runs_caption", "save_figure", "show_forest", "show_gap_curves",
     "show_paired",
     "censor", "claim_verdict", "curve_metrics", "interval_text", "number_text", "paired_difference", "side", "verdict",

@@ -113,6 +113,11 @@ def readings_of(method: str, read_on) -> list:
     return [DEFAULT_READING, *(read_on if method in FEDQS_METHODS else [])]
 
 
+def readings_run(read_on) -> list:
+    """Every reading a report runs FedQS-Avg / FedQS-SGD under: ``paper`` first, then ``read_on``."""
+    return [DEFAULT_READING, *read_on]
+
+
 def row_name(method: str, reading: str) -> str:
     """A report row's name for ``method`` run under ``reading``: its display name with the reading's tag
     (``FedQS-SGD · code-main``; the paper reading adds nothing)."""

@@ -52,6 +52,17 @@ def settings_row(table: str, text: str, scope: str | None = None) -> dict:
     return {"table": table, "setting": setting, "metric": "", "paper": float("nan"), "measured": "", "note": text}
 
 
+def show_paper_claims(*ids: str, table: dict | None = None) -> None:
+    """Display the paper's claims ``ids`` (and a paper table ``{column: {row: number}}``) as markdown,
+    rendered from the claims layer: a notebook's prose never types a paper number (fedlib.claims.quote)."""
+    from IPython.display import Markdown, display
+
+    from fedlib.claims.quote import claims_markdown, paper_table_markdown
+
+    parts = ([claims_markdown(*ids)] if ids else []) + ([paper_table_markdown(table)] if table else [])
+    display(Markdown("**The paper's claims** (from `fedlib.claims`):\n\n" + "\n\n".join(parts)))
+
+
 def save_comparison(df: pd.DataFrame, name: str, profile: str, group: str = "") -> Path:
     """Write the notebook's paper-vs-measured table where ``fedlib reproduce`` collects it."""
     path = report_file(profile, group, name, ".comparison.csv")

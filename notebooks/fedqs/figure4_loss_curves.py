@@ -94,7 +94,7 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.reporting import comparison, run_all, runs_caption, save_comparison, save_figure, show_paired
-from fedlib.reporting.fedqs import (FINAL_LAST, METHODS, TASKS, check_readings, expand_tasks, interval_note, is_reduced,
+from fedlib.reporting.fedqs import (FEDQS_METHODS, readings_run, FINAL_LAST, METHODS, TASKS, check_readings, expand_tasks, interval_note, is_reduced,
                                    method_names, paired_rows, readings_of, row_name, run_metrics, task_config)
 from fedlib.safl.fedqs.readings import reading_overrides
 
@@ -173,7 +173,7 @@ for task in task_list:
     reduced = is_reduced(task, profile, S["rounds"])[0]
     note = (f"{profile} profile: reduced run, not the paper's setting" if reduced else "paper scale") + \
         f"; {len(seeds_on(task))} seed(s); paper: FedQS has the lowest loss"
-    for fedqs, agg in [(row_name(q, r), METHODS[q][1]) for r in ["paper", *READ_ON] for q in ("fedqs-avg", "fedqs-sgd")]:
+    for fedqs, agg in [(row_name(q, r), METHODS[q][1]) for r in readings_run(READ_ON) for q in FEDQS_METHODS]:
         sub = final[(final["task"] == task) & (final["aggregation"] == agg)]
         # ranked among the baselines of its family only (not against FedQS under another reading)
         sub = sub[(sub["method"] == fedqs) | ~sub["method"].str.startswith("FedQS")]
@@ -189,7 +189,7 @@ for task in task_list:
             out.append({"table": "Figure 4", "setting": f"{TASKS[task][2]}, {fedqs} − best other ({best['method']})",
                         "metric": "loss difference, last 20 rounds", "paper": float("nan"),
                         "measured": float(row["final_loss"] - best["final_loss"]), "note": note + " (negative)"})
-pairs = [(row_name(q, r), METHODS[m][0], -1) for r in ["paper", *READ_ON] for q in ("fedqs-avg", "fedqs-sgd")
+pairs = [(row_name(q, r), METHODS[m][0], -1) for r in readings_run(READ_ON) for q in FEDQS_METHODS
          if q in method_list for m in method_list if METHODS[m][1] == METHODS[q][1] and not m.startswith("fedqs")]
 diffs = paired_rows(runs, pairs, by=["task"], metrics=("final_loss",))
 acc_diffs = paired_rows(runs, [(a, b, 1) for a, b, _ in pairs], by=["task"], metrics=("final",))

@@ -99,7 +99,7 @@ import seaborn as sns
 
 from fedlib.experiments import metrics
 from fedlib.reporting import check_names, comparison, run_all, runs_caption, save_comparison, save_figure
-from fedlib.reporting.fedqs import (CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, check_readings, claim_row, interval_note,
+from fedlib.reporting.fedqs import (FEDQS_METHODS, readings_run, CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, check_readings, claim_row, interval_note,
                                    interval_words, paired_rows, readings_of, row_name, settings_row)
 from fedlib.safl.fedqs.readings import ACTING_HYPERPARAMETERS, reading_overrides, reading_tag
 from fedlib.reporting.stats import interval_text, paired_difference
@@ -130,7 +130,7 @@ for hp, values in S["grids"].items():
                     cells.append((hp, value, row_name(method, reading), seed))
                     cfgs.append(study.config(method, [f"{KEY[hp]}={value}", *reading_overrides(reading)], seed))
 LABELS = list(dict.fromkeys(c[2] for c in cells))  # every method, each FedQS reading after its paper row
-FEDQS = [(row_name(q, r), r) for r in ["paper", *READ_ON] for q in ("fedqs-avg", "fedqs-sgd")]
+FEDQS = [(row_name(q, r), r) for r in readings_run(READ_ON) for q in FEDQS_METHODS]
 unique = len({c.config_hash() for c in cfgs})
 print(f"{len(cfgs)} grid cells, {unique} distinct runs (the defaults are shared between the sweeps)")
 
@@ -237,7 +237,7 @@ for method, reading in FEDQS:
 if "eta0" in S["grids"]:
     gains = paired_rows(runs[runs["hyperparameter"] == "eta0"],
                         [(m, "FedAvg" if "Avg" in m else "FedSGD", 1) for m, _ in FEDQS], by=["value"], metrics=("accuracy",))
-    for r in ["paper", *READ_ON]:  # one verdict per reading, the reading named
+    for r in readings_run(READ_ON):  # one verdict per reading, the reading named
         sel = gains[gains["method"].isin([m for m, rr in FEDQS if rr == r])]
         out.append(claim_row("Figure 5", f"FedQS{reading_tag(r)} ahead of its foundation at every η0", sel.assign(
             comparison=sel["comparison"] + " at η0 = " + sel["value"].astype(str)), note=scale_note))

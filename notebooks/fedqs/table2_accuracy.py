@@ -16,17 +16,18 @@
 # %% [markdown]
 # # FedQS Table 2 — accuracy and convergence speed of FedQS and the eleven baselines
 #
-# **Paper claim** (Li et al., NeurIPS 2025, §5.2, Table 2; the table itself is an image, these are
-# the numbers its prose states):
+# **Paper claim** (Li et al., NeurIPS 2025, §5.2, Table 2; the table itself is an image, its prose
+# states the numbers below, printed from the claims layer `fedlib.claims`):
 #
-# - model aggregation: FedQS-Avg reaches **68.88%** average accuracy, **1.71** points above the best
-#   baseline (M-step);
-# - gradient aggregation: FedQS-SGD reaches **72.06%**, **2.51** points above the best baseline (WKAFL);
-# - "FedQS attains the overall highest accuracy … across almost all tasks";
-# - versus the fastest-converging baselines FedQS gains **+38.98% / +5.65%** average accuracy (model /
-#   gradient); versus the most accurate baselines it converges **15.74% / 12.93%** faster in rounds;
-# - SAFA, FedAT and FedBuff are *less* accurate than their foundations FedAvg / FedSGD.
-#
+# Spec: [`docs/spec/fedqs.md`](../../docs/spec/fedqs.md) — every "spec §" in this notebook refers to it.
+
+# %%
+from fedlib.reporting import show_paper_claims
+
+show_paper_claims("fedqs-t2-means", "fedqs-t2-avg-mstep", "fedqs-t2-sgd-wkafl", "fedqs-t2-highest",
+                  "fedqs-t2-gain-fastest", "fedqs-t2-rounds-best", "fedqs-t2-below-foundation")
+
+# %% [markdown]
 # Averages are over the paper's six task columns: CV (ResNet-18 on CIFAR-10, Dirichlet x = 0.1 / 0.5 /
 # 1), NLP (LSTM on Shakespeare) and RWD (FCN on UCI Adult split by gender / by ethnicity); 100 clients,
 # K = 10, delays 1:50, T = 400 rounds. Convergence accuracy = mean test accuracy of the last 20
@@ -87,8 +88,8 @@
 #   non-IID cell while that column keeps T = 50. A column where every method sits within 3 points of
 #   chance (10% on CIFAR-10; on Shakespeare the share of spaces, ~18 %, where an untrained LSTM plateaus) cannot rank any method and gets more rounds (`task_rounds`); the table flags
 #   such a column from the measured numbers. Comparisons with "the best baseline" use only methods that
-#   ran on every task, so a mean is never over different columns; the paper's six-column means (68.88 /
-#   72.06 %) stand beside the measured ones only when all six columns ran.
+#   ran on every task, so a mean is never over different columns; the paper's six-column means stand
+#   beside the measured ones only when all six columns ran.
 # - `long` (a run of T = 400 takes hours on a CPU, so only the cells below): the `cpu` settings of the x = 0.5 column at the paper's **T = 400 rounds**
 #   (the `cpu` overlay with `rounds=400, eval_every=5, eval_last=20`: `fedlib.reporting.profiles.DERIVED_PROFILES`),
 #   evaluated every 5th round and every round of the last 20
@@ -106,8 +107,6 @@
 #
 # Runs at the paper's scale are labelled `profile=paper` in the result store whatever the notebook's
 # profile, so the `cpu` and `paper` reports share them.
-#
-# Spec: [`docs/spec/fedqs.md`](../../docs/spec/fedqs.md) — every "spec §" in this notebook refers to it.
 
 # %% tags=["parameters"]
 # Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only fedqs/table2_accuracy -p NAME=VALUE
@@ -173,7 +172,7 @@ import seaborn as sns
 from fedlib.reporting import (runs_caption, cadence_words, censor, check_names, comparison, dataset_missing, full_table,
                               paired_difference, run_all, save_comparison, show_forest, show_gap_curves)
 from fedlib.reporting.costs import COST_COLUMNS, cost_note, cost_table
-from fedlib.reporting.fedqs import (METHODS, TASKS, accuracy_curves, claim_row, expand_tasks, interval_note, is_reduced,
+from fedlib.reporting.fedqs import (FEDQS_METHODS, METHODS, TASKS, accuracy_curves, claim_row, expand_tasks, interval_note, is_reduced,
                                    mean_pairs, method_names, method_overrides, not_run_row, paired_gap_curves, paired_rows, run_metrics,
                                    readings_by_task, settings_row, target_rounds, task_config, tasks_regime)
 from fedlib.claims import FEDQS_PAPER
@@ -213,7 +212,7 @@ def methods_on(task):
 
 
 cells = [(t, m, s, "") for t in task_list for m in methods_on(t) for s in S["seeds"]]
-cells += [(t, m, s, "holdout") for t in holdout_tasks for m in ("fedqs-avg", "fedqs-sgd") if m in methods_on(t)
+cells += [(t, m, s, "holdout") for t in holdout_tasks for m in FEDQS_METHODS if m in methods_on(t)
           for s in S["seeds"]]
 cells += [(t, m, s, r) for t in task_list for r in READ_ON[t] for m in READ_METHODS if m in methods_on(t)
           for s in S["seeds"]]
@@ -265,7 +264,7 @@ table.round(2)
 
 # %%
 FEDQS = {"model": METHODS["fedqs-avg"][0], "gradient": METHODS["fedqs-sgd"][0]}
-PAIRS = [(FEDQS[METHODS[b][1]], METHODS[b][0], 1) for b in method_list if b not in ("fedqs-avg", "fedqs-sgd")]
+PAIRS = [(FEDQS[METHODS[b][1]], METHODS[b][0], 1) for b in method_list if b not in FEDQS_METHODS]
 WEAKER = [(METHODS[a][0], METHODS[b][0], -1) for a, b in (("safa", "fedavg"), ("fedat", "fedavg"), ("fedbuff", "fedsgd"))]
 SPLIT = [(FEDQS[a] + HOLDOUT_TAG, FEDQS[a], 0) for a in ("model", "gradient")]  # no direction claimed
 # each further reading: FedQS under it − every baseline of its family (the paper's side), and − the paper reading
@@ -391,7 +390,7 @@ for task in requested:  # what the paper has and this execution does not run
     if missing[task]:
         out.append(not_run_row("Table 2", TASKS[task][2], missing[task]))
 for task in task_list:  # the code's readings of FedQS on the columns that ran without them
-    skipped = [METHODS[m][0] for m in ("fedqs-avg", "fedqs-sgd") if m in methods_on(task) and m not in READ_METHODS]
+    skipped = [METHODS[m][0] for m in FEDQS_METHODS if m in methods_on(task) and m not in READ_METHODS]
     if READ_ON[task] and skipped:
         out.append(not_run_row("Table 2", f"{TASKS[task][2]}: {', '.join(skipped)} under the readings "
                                f"{', '.join(READ_ON[task])}", f"not in `reading_methods` of this execution ({profile} "

@@ -118,7 +118,7 @@ import seaborn as sns
 from fedlib.core.errors import check_choice
 from fedlib.reporting import censor, check_names, comparison, full_table, run_all, save_comparison, save_figure
 from fedlib.reporting import runs_caption, show_forest
-from fedlib.reporting.fedqs import (CORE_METHODS, METHODS as ALL_METHODS, Study, alpha_variants, claim_row,
+from fedlib.reporting.fedqs import (readings_run, CORE_METHODS, METHODS as ALL_METHODS, Study, alpha_variants, claim_row,
                                    check_readings, interval_note, paired_rows, readings_of, row_name, run_metrics,
                                    settings_row)
 from fedlib.safl.delays import make_delays
@@ -186,7 +186,7 @@ table.round(2)
 # 95% t-interval. Green: resolved on the paper's side; red: against it; grey: unresolved.
 
 # %%
-PAIRS = [(row_name(a, r), ALL_METHODS[b][0], 1) for r in ["paper", *READ_ON]
+PAIRS = [(row_name(a, r), ALL_METHODS[b][0], 1) for r in readings_run(READ_ON)
          for a, b in (("fedqs-avg", "fedavg"), ("fedqs-sgd", "fedsgd")) if a in METHODS and b in METHODS]
 UPLOADS = len(S["uploads"]) > 1
 runs["where"] = runs["system"] + (", " + runs["upload"] if UPLOADS else "")

@@ -17,16 +17,18 @@
 # # FedQS Table 5 — ablation: similarity function, momentum, feedback
 #
 # **Paper claim** (Li et al., NeurIPS 2025, §5.5, Table 5; numbers from the prose; CV tasks, averaged
-# over x = 0.1 / 0.5 / 1):
+# over x = 0.1 / 0.5 / 1): the similarity function of Mod① (cosine CF, the default; Euclidean ED; Manhattan MD: comparable),
+# momentum (Mod②) and feedback (Mod③) — printed below from the claims layer:
 #
-# - **similarity function of Mod①**: cosine (CF, the default), Euclidean (ED) and Manhattan (MD)
-#   distances perform comparably; **Manhattan is slightly more accurate, cosine has fewer
-#   oscillations**;
-# - **without momentum** (Mod②): average accuracy drops by **4.3 points** and convergence needs **6%
-#   more rounds**;
-# - **without feedback** (Mod③): accuracy drops by **7.81 points (FedQS-Avg)** and **2.18 points
-#   (FedQS-SGD)**.
-#
+# Spec: [`docs/spec/fedqs.md`](../../docs/spec/fedqs.md) — every "spec §" in this notebook refers to it.
+
+# %%
+from fedlib.reporting import show_paper_claims
+
+show_paper_claims("fedqs-t5-manhattan", "fedqs-t5-cosine-stable", "fedqs-t5-momentum-acc", "fedqs-t5-momentum-rounds",
+                  "fedqs-t5-feedback")
+
+# %% [markdown]
 # **This notebook** runs FedQS-Avg and FedQS-SGD with `options.similarity` = cosine / euclidean /
 # manhattan / angle (the official code's mean per-layer angle, spec §3), `options.momentum=false` and
 # `options.feedback=false`, and full FedQS under the official code's two readings (spec "Readings",
@@ -71,8 +73,6 @@
 #   two paired seeds [0, 1]: 4 new runs — the full-FedQS runs are Table 2's x = 0.5 runs at `long`. The
 #   other variants are not-run rows.
 # - `paper`: ResNet-18 on CIFAR-10, x = 0.1 / 0.5 / 1 averaged — needs a GPU.
-#
-# Spec: [`docs/spec/fedqs.md`](../../docs/spec/fedqs.md) — every "spec §" in this notebook refers to it.
 
 # %% tags=["parameters"]
 # Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only fedqs/table5_ablation -p NAME=VALUE
@@ -199,7 +199,7 @@ show_gap_curves(gap_curves, "table5_ablation_gap_curves", profile, GROUP, captio
 # Same seeds (and same x), 95% t-interval over the pairs. The paper's direction, per metric: accuracy —
 # w/o momentum and w/o feedback lower, Manhattan slightly higher, Euclidean comparable (no direction);
 # oscillations — cosine fewest, so Euclidean / Manhattan − cosine positive; rounds to 95% — w/o momentum
-# more (+6%). The official code's angle: no claim. Green: resolved on the paper's side; red: against
+# more (the paper's percentage). The official code's angle: no claim. Green: resolved on the paper's side; red: against
 # it; grey: unresolved; blue: no direction claimed.
 
 # %%
@@ -236,7 +236,7 @@ full_table(diffs.drop(columns=["measure", "baseline"], errors="ignore").round(2)
 # %% [markdown]
 # ## Paper vs measured
 #
-# Differences are variant − full FedQS (cosine, momentum and feedback on), in points; "+6% rounds" is
+# Differences are variant − full FedQS (cosine, momentum and feedback on), in points; the rounds claim's percentage is
 # 100 · (rounds(w/o momentum) / rounds(full) − 1), rounds to 95% of the convergence accuracy.
 
 # %%
@@ -267,7 +267,7 @@ out = [settings_row("Table 5", f"{scale_note}; {len(S['seeds'])} paired seeds {S
                     f"reached; {EVALUATION}; a verdict needs a 95% t-interval that excludes 0 on the paper's side")]
 CLAIMS = [("manhattan", "accuracy", "Manhattan slightly more accurate than cosine"),
           ("w/o momentum", "accuracy", f"without momentum, accuracy drops (paper: {P['ablation_no_momentum']} points)"),
-          ("w/o momentum", "rounds_to_95", "without momentum, more rounds to converge (paper: +6%)"),
+          ("w/o momentum", "rounds_to_95", f"without momentum, more rounds to converge (paper: +{P['ablation_no_momentum_rounds']:g}%)"),
           ("w/o feedback", "accuracy", f"without feedback, accuracy drops (paper: {P['ablation_no_feedback_avg']} Avg, "
                                        f"{P['ablation_no_feedback_sgd']} SGD)")]
 for variant, metric, words in CLAIMS:

@@ -92,7 +92,7 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.reporting import check_names, comparison, run_all, runs_caption, save_comparison, save_figure
-from fedlib.reporting.fedqs import (CORE_METHODS, CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, check_readings, claim_row,
+from fedlib.reporting.fedqs import (FEDQS_METHODS, readings_run, CORE_METHODS, CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, check_readings, claim_row,
                                    interval_note, paired_rows, readings_of, row_name, settings_row)
 from fedlib.safl.fedqs.readings import reading_overrides, reading_tag
 
@@ -160,7 +160,7 @@ plt.show()
 # paper: small; no direction to test). One verdict over the six accuracy differences.
 
 # %%
-PAIRS = [(row_name(q, r), ALL_METHODS[b][0]) for r in ["paper", *READ_ON] for q, b in (("fedqs-avg", "fedavg"), ("fedqs-sgd", "fedsgd"))]
+PAIRS = [(row_name(q, r), ALL_METHODS[b][0]) for r in readings_run(READ_ON) for q, b in zip(FEDQS_METHODS, ("fedavg", "fedsgd"))]
 acc = paired_rows(runs, [(q, b, 1) for q, b in PAIRS], by=["scenario"], metrics=("accuracy",))
 osc = paired_rows(runs, [(q, b, -1) for q, b in PAIRS], by=["scenario"], metrics=("oscillations",))
 cost = paired_rows(runs, [(sc, "none", 0) for sc in S["scenarios"]], by=["method"], metrics=("accuracy",),
@@ -175,8 +175,8 @@ out = [settings_row("Table 6", f"{scale_note}; T = {S['rounds']}; {len(S['seeds'
                     "on the paper's side" + (f"; FedQS-Avg / FedQS-SGD also under the reading(s) {', '.join(READ_ON)} "
                                              "(spec \"Readings\"), rows tagged, paired with the same foundation runs"
                                              if READ_ON else ""))]
-for r in ["paper", *READ_ON]:  # one verdict per reading of FedQS, the reading named
-    sel = acc[acc["method"].isin([row_name(q, r) for q in ("fedqs-avg", "fedqs-sgd")])]
+for r in readings_run(READ_ON):  # one verdict per reading of FedQS, the reading named
+    sel = acc[acc["method"].isin([row_name(q, r) for q in FEDQS_METHODS])]
     out.append(claim_row("Table 6", f"FedQS{reading_tag(r)} ahead of its foundation in every scenario", sel.assign(
         comparison=sel["scenario"] + ": " + sel["comparison"]), note="paper: FedQS stable and ahead (no number stated)"))
 for _, r in acc.iterrows():

@@ -20,21 +20,19 @@
 # Wang, Yang — AAAI 2026). SMoFi is a server-side plug-in that fuses the momentum of the server
 # surrogates after every local step (spec [`smofi.md`](../../docs/spec/smofi.md) §2).
 #
-# **What the paper claims** (spec §5; base method FedAvg = SFLV1, Dirichlet α = 0.1, top-1 %):
-#
-# | method | CIFAR-10 | CIFAR-100 | Tiny-ImageNet |
-# |---|---|---|---|
-# | FedAvg | 77.16 | 48.10 | 33.43 |
-# | + FedAvgM | 79.19 | 50.28 | 33.58 |
-# | + SlowMo | 76.54 | 50.96 | 33.82 |
-# | + SMoFi | 81.82 | 53.83 | 39.73 |
-#
-# and (spec §3) FedProx + SMoFi and FedNAR + SMoFi are each 3–7 points better than their base (no
-# per-cell numbers are stated; up to +7.1 points overall); FedNAG's periodic momentum averaging
-# lowers accuracy in some settings (no number). Note the paper's *signs*: SlowMo is **below** FedAvg
-# on CIFAR-10 (76.54 < 77.16) and above it on CIFAR-100 and Tiny-ImageNet; every verdict below is
-# read against the paper's sign for its claim (`fedlib.reporting.paper_expected_sign`), and says it.
-#
+# **What the paper claims** (spec §5; base method FedAvg = SFLV1, Dirichlet α = 0.1, top-1 %): the
+# main table and the claims its text makes, printed below from the claims layer `fedlib.claims`. Note
+# the paper's *signs*: SlowMo is **below** FedAvg on CIFAR-10 and above it on CIFAR-100 and
+# Tiny-ImageNet; every verdict below is read against the paper's sign for its claim
+# (`fedlib.reporting.paper_expected_sign`), and says it.
+
+# %%
+from fedlib.reporting import PAPER_ACCURACY, show_paper_claims
+
+show_paper_claims("smofi-main-smofi", "smofi-main-fedavgm", "smofi-main-slowmo", "smofi-plugin", "smofi-up-to-7",
+                  "smofi-fednag", table=PAPER_ACCURACY)
+
+# %% [markdown]
 # **What this notebook runs**: for each dataset in `datasets`, the three bases FedAvg (= SFLV1),
 # FedProx and FedNAR, each without and with SMoFi (the plug-in claim), beside FedAvg + FedAvgM,
 # FedAvg + SlowMo and FedNAG, all through `fedlib.experiments.run` (results are cached in the
