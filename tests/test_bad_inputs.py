@@ -421,6 +421,24 @@ def test_a_diverging_run_stops_naming_the_round(tmp_path):
     assert ResultStore(tmp_path).status(cfg)[0] == "failed"  # not stored as done
 
 
+def test_a_diverged_run_can_be_recorded_as_its_outcome_with_every_round(tmp_path):
+    cfg = RunConfig.from_preset(ADULT, ["local.lr=1e30", "rounds=3"])
+    with pytest.raises(FedlibError, match="unknown diverged 'keep'"):
+        run(cfg, store=tmp_path, progress=False, diverged="keep")
+    res = run(cfg, store=tmp_path, progress=False, diverged="record")
+    h = res.history
+    assert list(h["round"]) == [1, 2, 3] and res.summary["diverged_round"] == 1
+    assert h["accuracy"].nunique() == 1  # the later rounds repeat round 1's evaluation and train nothing:
+    assert h.iloc[1:].drop(columns=["round", "accuracy", "loss", "wall_time"]).isna().all().all()
+    again = run(cfg, store=tmp_path, progress=False)  # stored as done: the default mode reads it, no error
+    assert again.cached and again.summary["diverged_round"] == 1
+    from fedlib.experiments import sweep
+
+    cfg2 = cfg.replace(seed=1)
+    table = sweep([cfg2], workers=1, store=tmp_path, progress=False, diverged="record")
+    assert list(table["status"]) == ["done"] and ResultStore(tmp_path).get(cfg2).summary["diverged_round"] == 1
+
+
 def test_rm_asks_before_a_short_prefix_and_reports_what_it_could_not_remove(tmp_path, monkeypatch, capsys):
     res = run(_toy(), store=tmp_path, progress=False)
     h = res.config_hash

@@ -20,7 +20,9 @@ def run_all(cfgs: list, desc: str | None = "runs", workers: int | None = 1, stor
     """The :class:`~fedlib.experiments.RunResult` of every config, in order: finished runs come
     from the store; with ``workers > 1`` the missing ones first run in a local process pool (one
     one-thread process per worker, ``fedlib.experiments.running.sweep``); a lone missing run runs here.
-    ``desc`` names an overall progress bar (``None``: none)."""
+    ``desc`` names an overall progress bar (``None``: none). A run that diverges is kept as its
+    outcome (``diverged="record"``, [D] issue 43): a report counts the seed as the method's failure,
+    labelled, instead of stopping or dropping the seed."""
     from fedlib.core.progress import progress_bar
     from fedlib.experiments import run, sweep
 
@@ -30,9 +32,9 @@ def run_all(cfgs: list, desc: str | None = "runs", workers: int | None = 1, stor
     store = results_store(store)
     todo = {c.config_hash(): c for c in cfgs if store.get(c) is None}
     if workers and workers > 1 and len(todo) > 1:
-        sweep(list(todo.values()), workers=min(workers, len(todo)), store=store, progress=progress)
+        sweep(list(todo.values()), workers=min(workers, len(todo)), store=store, progress=progress, diverged="record")
     each = cfgs if desc is None else progress_bar(cfgs, desc=desc, unit="run", disable=not progress)
-    return [run(c, store=store, progress=progress) for c in each]
+    return [run(c, store=store, progress=progress, diverged="record") for c in each]
 
 
 def run_or_load(cfgs: list, store=None, workers: int = 1, progress: bool = True) -> list:

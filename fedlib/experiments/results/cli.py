@@ -246,7 +246,9 @@ def cmd_verify(args) -> int:
                 rows.append({"run": h[:12], "result": "skipped: the dataset files differ from the run's",
                              "made on": made_on})
                 continue
-            new = run(cfg, store=ResultStore(scratch), progress=False, threads=1)
+            recorded = "diverged_round" in json.loads(ledger.read(h)["summary.json"])  # replayed as recorded
+            new = run(cfg, store=ResultStore(scratch), progress=False, threads=1,
+                      diverged="record" if recorded else "raise")
             old = csv_to_frame(ledger.read(h)["history.csv"])
             c = compare_histories(old, new.history)
             was = json.loads(ledger.read(h)["summary.json"]).get("final_accuracy")

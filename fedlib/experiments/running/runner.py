@@ -24,7 +24,12 @@ Nothing already computed is lost (issue 33): the whole invocation — threads, `
 recomputes beside the stored result, which the new one replaces in one step at the end (a failed
 recompute leaves it in place); a damaged store entry is moved aside (:meth:`ResultStore.repair`). A
 round whose evaluated loss is not finite stops the run with a :class:`FedlibError` naming the round
-(the run diverged; no NaN history is stored as done).
+(the run diverged; no NaN history is stored as done) — unless ``diverged="record"``: then the divergence
+is the run's outcome [D, issue 43]. Training stops at that round, every later round repeats its
+evaluation (the model it diverged with is the model the run ends with; no later round trains), and the
+result is stored as done with ``summary["diverged_round"]``. A comparison over seeds then counts the
+seed as the method's failure instead of dropping it (dropping a seed where a method breaks down biases
+the comparison toward that method).
 
 A checkpoint that cannot be used (damaged, edited, another format, missing a part, a round outside
 ``1..total-1`` or not matching its history, a trainer state the trainer refuses) is discarded with a
@@ -46,7 +51,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from fedlib.core.errors import FedlibError
+from fedlib.core.errors import FedlibError, check_choice
 from fedlib.core.progress import progress_bar, progress_write
 from fedlib.core.protocols import check_trainer
 import fedlib.experiments.metrics as metrics
@@ -54,7 +59,10 @@ from fedlib.experiments.config import ResolvedRun, RunConfig
 from fedlib.experiments.results.store import ResultStore, RunResult
 from fedlib.core.utils import check_device, check_threads, default_threads, derive_seed, set_threads
 
-__all__ = ["run", "RunResult", "as_config", "build_trainer", "rng_state", "set_rng_state"]
+__all__ = ["run", "RunResult", "DIVERGED", "as_config", "build_trainer", "rng_state", "set_rng_state"]
+
+#: what a diverged run does: ``raise`` a FedlibError (nothing stored as done), or ``record`` the divergence
+DIVERGED = ("raise", "record")
 
 CHECKPOINT_KEYS = ("round", "trainer", "history", "clients", "rng")
 
@@ -198,6 +206,7 @@ class _RunState:
     start: int = 0  # rounds done before this process (the checkpoint's round)
     elapsed: float = 0.0  # wall time of those rounds
     t0: float = 0.0  # perf_counter when this process's rounds began
+    diverged_round: int | None = None  # the round whose evaluated loss was not finite (diverged="record")
 
     def wall_time(self) -> float:
         return self.elapsed + (time.perf_counter() - self.t0)
@@ -227,7 +236,7 @@ def _restore(resolved: ResolvedRun, store: ResultStore, tr, trainer, total: int)
 
 # ---------------------------------------------------------------------------- run
 def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = True,
-        resume: bool = True, trainer=None, threads: int | None = None) -> RunResult:
+        resume: bool = True, trainer=None, threads: int | None = None, diverged: str = "raise") -> RunResult:
     """Run (or load, or resume) one configuration; see the module docstring.
 
     Parameters
@@ -242,7 +251,10 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
     threads : torch intra-op threads for this run (``None``: :func:`fedlib.core.utils.default_threads`,
         i.e. ``$FEDLIB_THREADS`` or 1; ``0``: leave torch's setting). Speed only: the result and
         its hash do not depend on it. Use the second core with a second process (``sweep``).
+    diverged : ``"raise"`` (a round whose evaluated loss is not finite stops the run with a FedlibError)
+        or ``"record"`` (the divergence is stored as the run's outcome; see the module docstring).
     """
+    check_choice("diverged", diverged, DIVERGED)
     check_threads(threads)
     _check_invocation(threads, progress, trainer)  # before anything touches the store (issue 33)
     resolved = as_config(cfg).resolve()  # validated, options built, hashed: once (issue 21)
@@ -255,7 +267,7 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
         return _log_read(cached, store)
     st = _start(resolved, store, resume, trainer, threads)
     store.write_config(cfg, fp, config_hash=h)
-    _train_rounds(cfg, store, h, st, progress)
+    _train_rounds(cfg, store, h, st, progress, diverged)
     return _log_read(_write_result(cfg, store, h, fp, st, progress), store)
 
 
@@ -318,9 +330,11 @@ def _start(resolved: ResolvedRun, store: ResultStore, resume: bool, trainer, thr
     return _RunState(tr, total)
 
 
-def _train_rounds(cfg: RunConfig, store: ResultStore, h: str, st: _RunState, progress: bool) -> None:
+def _train_rounds(cfg: RunConfig, store: ResultStore, h: str, st: _RunState, progress: bool,
+                  diverged: str = "raise") -> None:
     """The rounds after ``st.start``, with a progress bar and a checkpoint every
-    ``cfg.checkpoint_every`` rounds (step 4); a failure is recorded in the store, then raised."""
+    ``cfg.checkpoint_every`` rounds (step 4); a failure is recorded in the store, then raised — a
+    divergence too, unless ``diverged="record"`` (:func:`_record_divergence`)."""
     bar = progress_bar(total=st.total, initial=st.start, disable=not progress, unit="round", leave=True,
                        desc=f"{cfg.algorithm} seed={cfg.seed}", dynamic_ncols=True)
     st.t0 = time.perf_counter()
@@ -330,11 +344,27 @@ def _train_rounds(cfg: RunConfig, store: ResultStore, h: str, st: _RunState, pro
             _one_round(st, r, bar)
             if cfg.checkpoint_every and r % cfg.checkpoint_every == 0 and r < st.total:
                 _save_checkpoint(store, h, st, r)
+    except Diverged as err:
+        if diverged != "record":
+            store.write_error(h, r, err)
+            raise
+        _record_divergence(st, r)
+        progress_write(f"[fedlib] {cfg.algorithm} seed={cfg.seed} diverged at round {r}: stored as its outcome "
+                       f"(rounds {r + 1}..{st.total} repeat round {r}'s evaluation)")
     except Exception as err:
         store.write_error(h, r, err)  # `fedlib results list` shows it; a rerun resumes
         raise
     finally:
         bar.close()
+
+
+def _record_divergence(st: _RunState, r: int) -> None:
+    """Round ``r`` diverged: the rounds after it repeat its evaluation (accuracy, loss) and train
+    nothing (no train loss, steps or time), so the history has every round of the run."""
+    last = st.history[-1]
+    st.history += [{"round": k, "accuracy": last.get("accuracy"), "loss": last.get("loss"),
+                    "wall_time": last.get("wall_time")} for k in range(r + 1, st.total + 1)]
+    st.diverged_round = r
 
 
 def _one_round(st: _RunState, r: int, bar) -> None:
@@ -356,14 +386,19 @@ def _one_round(st: _RunState, r: int, bar) -> None:
         bar.set_postfix(acc=f"{acc:.4f}", refresh=False)
 
 
+class Diverged(FedlibError):
+    """A round's evaluated loss is not finite (the run diverged)."""
+
+
 def _check_finite(row: dict, r: int) -> None:
-    """FedlibError when round ``r`` was evaluated (a numeric accuracy) and its loss is not finite."""
+    """:class:`Diverged` when round ``r`` was evaluated (a numeric accuracy) and its loss is not finite."""
     acc, loss = row.get("accuracy"), row.get("loss")
     evaluated = isinstance(acc, (int, float)) and not isinstance(acc, bool) and not math.isnan(acc)
     if evaluated and isinstance(loss, (int, float)) and not math.isfinite(loss):
-        raise FedlibError(f"the run diverged: its loss is {loss} at round {r} (not finite), so the "
-                          "model holds no usable numbers; nothing is stored as done",
-                          "lower local.lr (or set local.clip_norm), then run it again")
+        raise Diverged(f"the run diverged: its loss is {loss} at round {r} (not finite), so the "
+                       "model holds no usable numbers; nothing is stored as done",
+                       "lower local.lr (or set local.clip_norm), then run it again; or, to compare methods "
+                       "over seeds, keep the divergence as the run's outcome: run(cfg, diverged='record')")
 
 
 def _save_checkpoint(store: ResultStore, h: str, st: _RunState, r: int) -> None:
@@ -396,6 +431,8 @@ def _summary(cfg: RunConfig, h: str, hist_df: pd.DataFrame, st: _RunState) -> di
         "resumed_from_round": st.start,
         "total_wall_time": st.wall_time(),
     })
+    if st.diverged_round is not None:
+        summary["diverged_round"] = st.diverged_round
     return summary
 
 

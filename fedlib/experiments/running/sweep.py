@@ -139,11 +139,13 @@ def die_with_parent(parent: int) -> None:
         os._exit(1)
 
 
-def run_cell(cfg_dict: dict, root: str, threads: int | None = None, payload: bool = False):
+def run_cell(cfg_dict: dict, root: str, threads: int | None = None, payload: bool = False,
+             diverged: str = "raise"):
     """Run one cell in this process; never raises (a failure comes back as status 'failed').
 
     Returns ``(status, hash, summary_or_error, files)``; ``files`` holds the CSV bytes of the
-    result when ``payload`` (Ray: lets the driver store results from nodes without a shared disk).
+    result when ``payload`` (Ray: lets the driver store results from nodes without a shared disk);
+    ``diverged``: what a diverged run does (:data:`fedlib.experiments.running.runner.DIVERGED`).
     """
     h = None
     try:
@@ -153,7 +155,7 @@ def run_cell(cfg_dict: dict, root: str, threads: int | None = None, payload: boo
 
         cfg = RunConfig.from_dict(cfg_dict)
         h = cfg.config_hash()
-        res = run(cfg, store=ResultStore(root), progress=False, threads=threads)
+        res = run(cfg, store=ResultStore(root), progress=False, threads=threads, diverged=diverged)
         files = None
         if payload:
             files = {"history": frame_to_csv(res.history), "clients": frame_to_csv(res.clients)}
@@ -167,7 +169,7 @@ def run_cell(cfg_dict: dict, root: str, threads: int | None = None, payload: boo
 
 
 # ---------------------------------------------------------------------------- backends
-def _local(todo, root, workers, on_done):
+def _local(todo, root, workers, on_done, diverged="raise"):
     from concurrent.futures import ProcessPoolExecutor, as_completed
     import multiprocessing as mp
 
@@ -175,7 +177,7 @@ def _local(todo, root, workers, on_done):
     ctx = mp.get_context("spawn")
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
                              initargs=(threads, os.getpid())) as pool:
-        futures = {pool.submit(run_cell, cfg.to_dict(), root): cfg for cfg in todo}
+        futures = {pool.submit(run_cell, cfg.to_dict(), root, None, False, diverged): cfg for cfg in todo}
         for fut in as_completed(futures):
             cfg = futures[fut]
             try:
@@ -191,7 +193,7 @@ def _local(todo, root, workers, on_done):
             on_done(cfg, out)
 
 
-def _ray(todo, root, workers, address, store: ResultStore, on_done):
+def _ray(todo, root, workers, address, store: ResultStore, on_done, diverged="raise"):
     try:
         import ray
     except ImportError:
@@ -211,7 +213,7 @@ def _ray(todo, root, workers, address, store: ResultStore, on_done):
                 ray.shutdown()
                 ray.init(**kw)
     remote = ray.remote(num_cpus=1, max_retries=0)(run_cell)
-    refs = {remote.remote(cfg.to_dict(), root, 1, True): cfg for cfg in todo}
+    refs = {remote.remote(cfg.to_dict(), root, 1, True, diverged): cfg for cfg in todo}
     pending = list(refs)
     while pending:
         ready, pending = ray.wait(pending, num_returns=1)
@@ -233,15 +235,19 @@ def _ray(todo, root, workers, address, store: ResultStore, on_done):
 # ---------------------------------------------------------------------------- sweep
 def sweep(configs, seeds=None, backend: str = "local", workers: int | None = None,
           address: str | None = None, store: ResultStore | str | Path | None = None,
-          progress: bool = True) -> pd.DataFrame:
+          progress: bool = True, diverged: str = "raise") -> pd.DataFrame:
     """Run every cell of ``configs x seeds`` that is not finished yet; see the module docstring.
+    ``diverged``: ``"record"`` stores a diverged run as its outcome (``fedlib.experiments.run``).
 
     Returns a DataFrame with one row per cell: hash, seed, paradigm, algorithm, status
     (``cached`` | ``done`` | ``failed``), error, and the summary metrics.
     """
     from fedlib.experiments.running.runner import as_store
 
+    from fedlib.experiments.running.runner import DIVERGED
+
     check_choice("sweep backend", backend, SWEEP_BACKENDS)
+    check_choice("diverged", diverged, DIVERGED)
     if workers is not None:
         check(isinstance(workers, int) and not isinstance(workers, bool) and workers >= 1,
               f"workers must be an integer >= 1, got {workers!r}")
@@ -285,9 +291,9 @@ def sweep(configs, seeds=None, backend: str = "local", workers: int | None = Non
         if todo:
             n = min(len(todo), int(workers) if workers else cpu_count())
             if backend == "local":
-                _local(todo, root, n, on_done)
+                _local(todo, root, n, on_done, diverged)
             else:
-                _ray(todo, root, workers, address, store, on_done)
+                _ray(todo, root, workers, address, store, on_done, diverged)
     finally:
         bar.close()
 
