@@ -179,3 +179,16 @@ def test_the_alpha_claim_reads_the_rows_the_long_ablations_write():
     assert {c.setting for c in claim.cells} == {f"{ns['PAPER_RULE']}, α={a:g}, SMoFi − SMoFi, paper reading"
                                                 for a in planned}
     assert {c.report for c in claim.cells} == {"long/smofi/ablations"} and {c.kind for c in claim.cells} == {"differs"}
+
+
+def test_a_diverged_seed_is_named_in_the_note_and_counted_not_dropped():
+    import numpy as np
+    import pandas as pd
+
+    from fedlib.reporting.smofi import diverged_note
+
+    runs = pd.DataFrame({"method": ["FedProx", "FedProx + SMoFi", "FedProx + SMoFi"], "seed": [2, 1, 2],
+                         "diverged": [np.nan, np.nan, 44.0], "final": [51.96, 28.26, 10.0]})
+    note = diverged_note(runs, ["FedProx + SMoFi", "FedProx"])
+    assert note.startswith("diverged (loss not finite): FedProx + SMoFi seed 2 at round 44 — counted")
+    assert diverged_note(runs, ["FedProx"]) == "" and diverged_note(runs.drop(columns="diverged"), ["FedProx"]) == ""

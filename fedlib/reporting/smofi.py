@@ -239,6 +239,20 @@ def planned_not_run(table: str, setting: str, knob: str, cost: str, adds: str = 
     return {"table": table, "setting": setting, "paper": math.nan, "reason": reason}
 
 
+def diverged_note(runs, methods) -> str:
+    """The seeds of ``methods`` whose run diverged (``runs``: one row per run with ``method``, ``seed``,
+    ``diverged`` = the round, NaN if none), as a note: such a seed counts at the model the run
+    diverged with (``fedlib.experiments.run(diverged="record")``, [D] issue 43), not dropped; "" if none."""
+    if "diverged" not in runs:
+        return ""
+    sel = runs[runs["method"].isin(list(methods)) & runs["diverged"].notna()]
+    if not len(sel):
+        return ""
+    each = ", ".join(f"{r['method']} seed {int(r['seed'])} at round {int(r['diverged'])}" for _, r in sel.iterrows())
+    return (f"diverged (loss not finite): {each} — counted at the model it diverged with for the rest of "
+            "its rounds, as the method's failure on that seed (not dropped)")
+
+
 def run_cost(runs: int, minutes: float) -> str:
     """``runs`` runs priced at ``minutes`` each (the mean wall time of the execution's runs)."""
     return f"{runs} runs of ≈ {minutes:.0f} min each (the mean of this execution's runs)"

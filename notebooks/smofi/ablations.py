@@ -124,7 +124,7 @@ from fedlib.reporting import (SMOFI_SCALE_KNOBS, comparison, curve_metrics, inte
                               paired_difference, resolve_profile, run_or_load, save_comparison, save_figure,
                               save_not_run, settings_row, show_settings, signed_verdict, smofi_configs, smofi_settings)
 from fedlib.reporting.stats import early_accuracy
-from fedlib.reporting.smofi import (LONG_ALPHA_SWEEP, PAPER_ALPHA, planned_not_run, run_cost,
+from fedlib.reporting.smofi import (LONG_ALPHA_SWEEP, PAPER_ALPHA, diverged_note, planned_not_run, run_cost,
                                     smofi_partition)
 from fedlib.core.errors import FedlibError
 from fedlib.split.sfl import prepare_data
@@ -270,7 +270,8 @@ for fam, label, method, seed, cfg in cells:
     res = done[cfg.config_hash()]
     rows.append({"family": fam, "setting": label, "method": method, "seed": seed,
                  **curve_metrics(res.history, last=S["last"]), "early": early_accuracy(res.history),
-                 "wall_s": float(res.summary.get("total_wall_time", np.nan))})
+                 "wall_s": float(res.summary.get("total_wall_time", np.nan)),
+                 "diverged": res.summary.get("diverged_round", np.nan)})  # the round a run diverged at (kept, counted)
 runs = pd.DataFrame(rows)
 runs.round(2)
 
@@ -378,17 +379,24 @@ def scale_note() -> str:
 out = [settings_row("ablations", scale_note())]
 mean = runs.groupby(["family", "setting", "method"], sort=False)["final"].agg(["mean", "std", "count"]) \
     if len(runs) else pd.DataFrame()
+def diverged_in(fam: str, labels) -> str:
+    """The note on runs of family ``fam`` with a setting in ``labels`` that diverged ("" if none)."""
+    sub = runs[(runs["family"] == fam) & runs["setting"].isin(list(labels))]
+    return diverged_note(sub, sub["method"].unique())
+
+
 for (fam, label, method), r in mean.iterrows():
+    notes = [f"{int(r['count'])} seed(s), sd {r['std']:.2f}", CLAIMS[fam], diverged_in(fam, [label])]
     out.append({"table": f"ablation: {fam}", "setting": f"{label}, {method}",
                 "metric": f"final accuracy (%), mean of last {S['last']}", "paper": np.nan,
-                "measured": round(float(r["mean"]), 2),
-                "note": f"{int(r['count'])} seed(s), sd {r['std']:.2f}; {CLAIMS[fam]}"})
+                "measured": round(float(r["mean"]), 2), "note": "; ".join(n for n in notes if n)})
 for _, r in diffs.iterrows():
     out.append({"table": f"ablation: {r['family']}", "setting": f"{r['setting']}, {r['variant']} − {r['base']}",
                 "metric": f"paired gain in {r['metric']} accuracy (points)", "paper": np.nan,
                 "measured": round(r["mean"], 2),
-                "note": f"95% interval {interval_text(r['lo'], r['hi'])} over {r['n']} seeds, per seed {r['per seed']}; "
-                        f"{r['verdict']}; {CLAIMS[r['family']]}"})
+                "note": "; ".join(n for n in (f"95% interval {interval_text(r['lo'], r['hi'])} over {r['n']} seeds, "
+                                              f"per seed {r['per seed']}", r["verdict"], CLAIMS[r["family"]],
+                                              diverged_in(r["family"], [r["setting"], PAPER_LABEL])) if n)})
 NOT_RUN = []  # the paper's ablation rows not run here, with the reason (the reports index lists them)
 if profile == "long" and "staleness" in S["ablations"]:  # the plan's α values this execution leaves out, priced
     minutes = runs["wall_s"].mean() / 60 if len(runs) else float("nan")

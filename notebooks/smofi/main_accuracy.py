@@ -120,7 +120,7 @@ from fedlib.reporting import (PAPER_ACCURACY, SMOFI_DATASETS, SMOFI_METHODS, com
                               run_or_load, save_comparison, save_figure, save_not_run, settings_row, show_paired,
                               show_settings, signed_verdict, smofi_configs, smofi_scale_note, smofi_setting_title,
                               smofi_settings, runs_caption)
-from fedlib.reporting.smofi import on_paper_split, planned_not_run, run_cost, smofi_partition
+from fedlib.reporting.smofi import diverged_note, on_paper_split, planned_not_run, run_cost, smofi_partition
 from fedlib.reporting.smofi_figures import show_smofi_paired
 
 profile = resolve_profile(profile)
@@ -188,7 +188,8 @@ rows, curves = [], []
 for (d, part, name, seed), res in zip(plan, results):
     h = res.history
     rows.append({"dataset": d, "participation": part, "method": name, "seed": seed,
-                 **curve_metrics(h, last=S["last"]), "wall_s": float(res.summary.get("total_wall_time", np.nan))})
+                 **curve_metrics(h, last=S["last"]), "wall_s": float(res.summary.get("total_wall_time", np.nan)),
+                 "diverged": res.summary.get("diverged_round", np.nan)})  # the round a run diverged at (kept, counted)
     curves.append(pd.DataFrame({"dataset": d, "participation": part, "method": name, "seed": seed,
                                 "round": h["round"], "accuracy": 100.0 * pd.to_numeric(h["accuracy"], errors="coerce")}))
 runs = pd.DataFrame(rows)
@@ -289,10 +290,11 @@ for d in S["datasets"]:
                                 "reason": f"dataset not on this machine ({availability[d]})"})
                 continue
             sel = runs[(runs["dataset"] == d) & (runs["participation"] == part) & (runs["method"] == name)]
+            notes = [f"sd over seeds {sel['final'].std(ddof=1):.2f}", f"best-of-rounds {sel['best'].mean():.2f}",
+                     f"AUC {sel['auc'].mean():.2f}", diverged_note(sel, [name])]
             out.append({"table": "main", "setting": setting, "metric": f"final accuracy (%), mean of last {S['last']}",
                         "paper": paper, "measured": round(float(sel["final"].mean()), 2),
-                        "note": f"sd over seeds {sel['final'].std(ddof=1):.2f}; best-of-rounds {sel['best'].mean():.2f}; "
-                                f"AUC {sel['auc'].mean():.2f}"})
+                        "note": "; ".join(n for n in notes if n)})
         if availability[d] is not None:
             continue
         if profile == "long" and part == "partial":  # the plan's methods this execution leaves out, priced
@@ -305,6 +307,7 @@ for d in S["datasets"]:
             if missing:
                 NOT_RUN.append(planned_not_run("main", f"{d}, {part}, seeds {missing} of every method run", "seeds",
                                                run_cost(len(missing) * len(names), minutes), f"seeds={LONG_SEEDS}"))
+        here = runs[(runs["dataset"] == d) & (runs["participation"] == part)]
         for _, r in diffs[(diffs["dataset"] == d) & (diffs["participation"] == part)].iterrows():
             name, base = r["comparison"].split(" − ")
             pg = PAPER.get(d, {}).get(name, np.nan) - PAPER.get(d, {}).get(base, np.nan) \
@@ -312,8 +315,9 @@ for d in S["datasets"]:
             out.append({"table": "main", "setting": f"{d}, {part}, {r['comparison']}",
                         "metric": f"paired gain in {r['metric']} (points)", "paper": round(pg, 2) if pg == pg else np.nan,
                         "measured": round(r["mean"], 2),
-                        "note": f"95% interval {interval_text(r['lo'], r['hi'])} over {r['n']} seeds, per seed "
-                                f"{r['per seed']}; {r['verdict']}; {r['claim']}"})
+                        "note": "; ".join(n for n in (f"95% interval {interval_text(r['lo'], r['hi'])} over {r['n']} "
+                                                      f"seeds, per seed {r['per seed']}", r["verdict"], r["claim"],
+                                                      diverged_note(here, [name, base])) if n)})
 df = comparison(out, profile)
 save_comparison(df, "main_accuracy", profile, "smofi")
 not_run = not_run_table(NOT_RUN, profile)
