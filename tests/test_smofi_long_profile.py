@@ -90,13 +90,12 @@ def test_ablations_long_is_drop_renormalised_against_the_paper_rule_on_three_see
     ns = notebook_namespace("ablations", "long", "unique")
     cells, unique = ns["cells"], ns["unique"]
     labels = sorted({label for _, label, *_ in cells})
-    # the default execution: the paper's rule at α = −0.1, −0.5, −1 and drop + ÷Σ at α = −0.1; the plan's other α
-    # (−0.05) is a priced not-run row
-    assert labels == sorted(["FedAvg (no fusion)", "decay, ÷|J^n| (paper), α=-0.1", "decay, ÷|J^n| (paper), α=-0.5",
-                             "decay, ÷|J^n| (paper), α=-1", "drop, ÷Σ weights, α=-0.1"])
-    assert ns["LONG_ALPHAS"] == [-0.05, -0.1, -0.5, -1.0] and ns["S"]["alphas"] == [-0.1, -0.5, -1.0]
+    # the default execution: the paper's rule at every planned α (−0.05, −0.1, −0.5, −1) and drop + ÷Σ at α = −0.1
+    assert labels == sorted(["FedAvg (no fusion)", "decay, ÷|J^n| (paper), α=-0.05", "decay, ÷|J^n| (paper), α=-0.1",
+                             "decay, ÷|J^n| (paper), α=-0.5", "decay, ÷|J^n| (paper), α=-1", "drop, ÷Σ weights, α=-0.1"])
+    assert ns["LONG_ALPHAS"] == [-0.05, -0.1, -0.5, -1.0] and ns["S"]["alphas"] == ns["LONG_ALPHAS"]
     assert {fam for fam, *_ in cells} == {"staleness"} and {c[3] for c in cells} == {0, 1, 2}
-    assert len(unique) == 15
+    assert len(unique) == 18
     main = {c.config_hash(None) for c in main_long_configs().values()}
     shared = [c for c in unique.values() if c.config_hash(None) in main]
     assert len(shared) == 6  # FedAvg and SMoFi at α = −0.1, seeds 0–2: main_accuracy's runs

@@ -87,9 +87,9 @@
 # the staleness family only, on `main_accuracy`'s `long` setting (all 50,000 CIFAR-10 images, 10 of 20
 # clients per round, Dirichlet 0.1, `cnn3` cut after `conv1`, the 10,000 test images on the
 # profile's cadence, mean of the last 10 rounds) — the *drop, ÷Σ weights* variant against the paper's
-# rule at α = −0.1 and the α sweep with the paper's rule, α = −0.5 and −1 against −0.1, three paired
-# seeds (9 new runs: FedAvg and α = −0.1 are `main_accuracy`'s); the plan's α = −0.05 (`LONG_ALPHAS`,
-# 3 runs) is a priced *not run* row until `-p 'alphas=[...]'` runs it; `paper` (spec §4: ResNet-18 cut after `layer1`, all data, 200
+# rule at α = −0.1 and the α sweep with the paper's rule, α = −0.05, −0.5 and −1 against −0.1 (`LONG_ALPHAS`),
+# three paired seeds (12 new runs: FedAvg and α = −0.1 are `main_accuracy`'s); a run that diverges (loss
+# not finite) is kept as its outcome and named in the notes (`fedlib.experiments.run(diverged="record")`); `paper` (spec §4: ResNet-18 cut after `layer1`, all data, 200
 # rounds, 3 seeds, all four architectures; a GPU).
 
 # %% tags=["parameters"]
@@ -162,7 +162,7 @@ SETTINGS = {
                   max_test=None, last=10, workers=1),
     # the long profile: the staleness question on all of CIFAR-10, 10 of 20 clients, Dirichlet 0.1 (main_accuracy's
     # long runs: FedAvg and α = −0.1 are shared); never picked by `auto`
-    "long": dict(ablations=["staleness"], alphas=[-0.1, -0.5, -1.0], rules=["drop, ÷Σ weights"],
+    "long": dict(ablations=["staleness"], alphas=[-0.05, -0.1, -0.5, -1.0], rules=["drop, ÷Σ weights"],
                  client_counts=[20], client_fraction=0.5, architectures=["cnn"], optimizers=["SGDM"], adam_lr=0.001,
                  first_moment_only=False, seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None,
                  model="cnn3", cut="conv1", max_test=None, last=10, workers=2),
