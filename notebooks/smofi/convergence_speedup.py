@@ -68,10 +68,9 @@ show_paper_claims("smofi-speedup-10x", "smofi-speedup-cifar10", "smofi-16-rounds
 #   equal-size shards.
 #   CIFAR-100 and Tiny-ImageNet are recorded as needing a download here.
 # - `long` (never picked by `auto` or CI; nothing new to run after `main_accuracy` at
-#   `long`): the three FedAvg pairs by default (the plug-in pairs once `main_accuracy` has their runs:
-#   `-p 'partial_pairs=[...]'`; until then they are not-run rows) on all 50,000 CIFAR-10 training images, 10 of 20 clients per round,
-#   Dirichlet 0.1 (`partial`), `cnn3` cut after `conv1`, the paired seeds `main_accuracy` has run at
-#   `long` (three so far; its plan is five: `-p 'seeds=[0, 1, 2, 3, 4]'`). The test set is
+#   `long`): the three FedAvg pairs and the FedProx pair by default (the FedNAR pair is a not-run row, as
+#   in `main_accuracy`) on all 50,000 CIFAR-10 training images, 10 of 20 clients per round,
+#   Dirichlet 0.1 (`partial`), `cnn3` cut after `conv1`, `main_accuracy`'s five paired seeds. The test set is
 #   evaluated on the profile's cadence (`SMOFI_LONG_CADENCE`), so rounds to a target resolve to
 #   that cadence before the last rounds (an upper bound by less than one step of it).
 # - `paper` (a GPU): spec §4 — ResNet-18 cut after `layer1`, all data, 20 clients / 10 per round,
@@ -134,8 +133,8 @@ SETTINGS = {  # the scale knobs (rounds, model, cut, max_test) equal main_accura
     # the long profile: the speed-ups of main_accuracy's long runs (every run shared: nothing new to compute once
     # main_accuracy has run at long; its default execution has the FedAvg pairs, the plug-in pairs are priced
     # not-run rows until they are computed); never picked by `auto`
-    "long": dict(datasets=["cifar10"], pairs=list(PAIRS), partial_pairs=FEDAVG_PAIRS, participations=["partial"],
-                 targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2], rounds=None, model="cnn3", cut="conv1",
+    "long": dict(datasets=["cifar10"], pairs=list(PAIRS), partial_pairs=FEDAVG_PAIRS + ["FedProx + SMoFi"],
+                 participations=["partial"], targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2, 3, 4], rounds=None, model="cnn3", cut="conv1",
                  max_test=None, last=10, workers=2),
 }
 LISTS = {"datasets", "pairs", "partial_pairs", "participations", "targets", "seeds"}  # knobs that hold lists
