@@ -247,3 +247,16 @@ def test_verify_on_another_cpu_type_appends_to_the_drift_record(tmp_path, filled
     assert new["largest_round_diff"] == 0 and new["final_diff"] == 0
     main(["verify", "--ledger", str(led.root), "--record", str(record), "--no-record"])
     assert len(json.loads(record.read_text())) == 2
+
+
+def test_verify_replays_a_run_recorded_as_diverged(tmp_path, capsys):
+    """A ledger entry whose run diverged (stored with ``diverged="record"``) is replayed the same way,
+    not refused: its recomputation diverges at the same round and matches."""
+    store = ResultStore(tmp_path / "store")
+    cfg = RunConfig.from_preset("fedavg-adult-gender-smoke", ["local.lr=1e30", "rounds=3"])
+    res = run(cfg, store=store, progress=False, diverged="record")
+    assert res.summary["diverged_round"] == 1
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, [res.config_hash])
+    assert main(["verify", "--ledger", str(led.root)]) == 0
+    assert "identical" in capsys.readouterr().out
