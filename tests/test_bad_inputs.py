@@ -506,3 +506,13 @@ def test_cli_runs_with_lr_in_scientific_notation(tmp_path, capsys):
     code = main(_run("local.lr=1e-3", "rounds=2", preset=ADULT) + ["--results", str(tmp_path)])
     assert code == 0, capsys.readouterr().err
     assert '"rounds": 2' in capsys.readouterr().out
+
+
+def test_sflv2_with_a_dropout_model_is_refused_when_the_config_is_built():
+    """SFLV2's explicit path draws no dropout masks: a model with dropout (cnn3) is refused before any run
+    starts (it used to fail at round 1 of every run), naming the layers and the fix."""
+    with pytest.raises(FedlibError, match=r"model 'cnn3' has dropout: fc1.2 \(p=0.3\).*\n  fix: use a model without"):
+        RunConfig.from_preset("sflv1-cifar10-smoke", ["algorithm=fedavg", "split.framework=sflv2", "model.name=cnn3"])
+    cfg = RunConfig.from_preset("sflv1-cifar10-smoke", ["algorithm=fedavg", "split.framework=sflv2", "model.name=cnn"])
+    assert cfg.split.framework == "sflv2"
+    RunConfig.from_preset("sflv1-cifar10-smoke", ["model.name=cnn3"])  # SFLV1 trains dropout models (stacked path)

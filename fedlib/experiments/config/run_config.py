@@ -527,6 +527,13 @@ class RunConfig:
             check(s.per_round <= s.clients,
                   f"split.per_round={s.per_round} exceeds split.clients={s.clients}",
                   "lower split.per_round or raise split.clients")
+            if framework_of(self.algorithm, s.framework) == "sflv2":
+                from fedlib.models import MODELS, dropout_layers
+
+                drop = dropout_layers(self.model.name) if self.model.name in MODELS else ()
+                check(not drop, f"SFLV2 trains its server sequentially on the explicit split path, which draws no "
+                      f"dropout masks, but model {self.model.name!r} has dropout: {', '.join(drop)}",
+                      "use a model without dropout for SFLV2 (cnn, resnet18, ...)")
 
     def _validate_algorithm(self):
         """The options instance (None without options); ``options`` completed with its defaults."""
