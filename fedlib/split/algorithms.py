@@ -57,6 +57,22 @@ def framework_of(algorithm: str, framework: str) -> str:
     return name if name in ("sflv1", "sflv2") else framework
 
 
+def check_split_run(algorithm: str, split, model_name: str) -> None:
+    """The checks of a split run's ``split`` section that depend on the framework it trains on."""
+    framework = framework_of(algorithm, split.framework)
+    check(split.sflv2_momentum == "carry" or framework == "sflv2",
+          f"split.sflv2_momentum={split.sflv2_momentum!r} sets SFLV2's sequential server optimizer, "
+          f"but this run trains on {framework.upper()}",
+          "set split.framework=sflv2, or leave split.sflv2_momentum=carry")
+    check(split.per_round <= split.clients,
+          f"split.per_round={split.per_round} exceeds split.clients={split.clients}",
+          "lower split.per_round or raise split.clients")
+    if framework == "sflv2":
+        from fedlib.split.splitpath import check_sflv2_model
+
+        check_sflv2_model(model_name)
+
+
 def _cut(model_cfg) -> str:
     """``model.cut``, or the model's default cut; a bad cut raises (listing the valid ones)
     before any data is loaded."""

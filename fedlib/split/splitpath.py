@@ -141,6 +141,18 @@ def check_no_dropout(*modules: nn.Module) -> None:
                     "use a model without dropout (cnn, resnet18, ...) with split.framework=sflv1")
 
 
+def check_sflv2_model(name: str) -> None:
+    """SFLV2 trains its server sequentially on this explicit path, which draws no dropout masks: refuse a
+    model with dropout when the config is built (not at round 1 of every run)."""
+    from fedlib.models import MODELS, dropout_layers
+
+    drop = dropout_layers(name) if name in MODELS else ()
+    if drop:
+        raise FedlibError(f"SFLV2 trains its server sequentially on the explicit split path, which draws no "
+                          f"dropout masks, but model {name!r} has dropout: {', '.join(drop)}",
+                          "use a model without dropout for SFLV2 (cnn, resnet18, ...)")
+
+
 def _opt_state(opt: torch.optim.Optimizer, named: Iterable[tuple[str, nn.Parameter]]) -> dict:
     out: dict = {}
     for name, p in named:

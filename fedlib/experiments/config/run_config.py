@@ -518,22 +518,9 @@ class RunConfig:
         _at_most("split.clients", s.clients, MAX_CLIENTS)
         _at_least("split.per_round", s.per_round, 1)
         if self.paradigm == "split":
-            from fedlib.split.algorithms import framework_of
+            from fedlib.split.algorithms import check_split_run
 
-            check(s.sflv2_momentum == "carry" or framework_of(self.algorithm, s.framework) == "sflv2",
-                  f"split.sflv2_momentum={s.sflv2_momentum!r} sets SFLV2's sequential server optimizer, "
-                  f"but this run trains on {framework_of(self.algorithm, s.framework).upper()}",
-                  "set split.framework=sflv2, or leave split.sflv2_momentum=carry")
-            check(s.per_round <= s.clients,
-                  f"split.per_round={s.per_round} exceeds split.clients={s.clients}",
-                  "lower split.per_round or raise split.clients")
-            if framework_of(self.algorithm, s.framework) == "sflv2":
-                from fedlib.models import MODELS, dropout_layers
-
-                drop = dropout_layers(self.model.name) if self.model.name in MODELS else ()
-                check(not drop, f"SFLV2 trains its server sequentially on the explicit split path, which draws no "
-                      f"dropout masks, but model {self.model.name!r} has dropout: {', '.join(drop)}",
-                      "use a model without dropout for SFLV2 (cnn, resnet18, ...)")
+            check_split_run(self.algorithm, s, self.model.name)
 
     def _validate_algorithm(self):
         """The options instance (None without options); ``options`` completed with its defaults."""

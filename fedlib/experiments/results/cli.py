@@ -201,13 +201,25 @@ def record_drift(path: Path, measured: list[dict]) -> int:
     return len(measured)
 
 
+def _replay(ledger, h: str, cfg, scratch: str):
+    """Ledger run ``h`` recomputed in the ``scratch`` store (one thread), as it was made: a run recorded
+    as diverged (``summary["diverged_round"]``) is replayed with ``diverged="record"``. Returns the new
+    result and the ledger's summary."""
+    from fedlib.experiments.results.store import ResultStore
+    from fedlib.experiments.running.runner import run
+
+    summary = json.loads(ledger.read(h)["summary.json"])
+    new = run(cfg, store=ResultStore(scratch), progress=False, threads=1,
+              diverged="record" if "diverged_round" in summary else "raise")
+    return new, summary
+
+
 def cmd_verify(args) -> int:
     import pandas as pd
 
     from fedlib.experiments.config import RunConfig
     from fedlib.experiments.results.provenance import cpu_type, drift_family
-    from fedlib.experiments.results.store import ResultStore, csv_to_frame
-    from fedlib.experiments.running.runner import run
+    from fedlib.experiments.results.store import csv_to_frame
 
     ledger = Ledger(args.ledger)
     refused = []
@@ -246,12 +258,9 @@ def cmd_verify(args) -> int:
                 rows.append({"run": h[:12], "result": "skipped: the dataset files differ from the run's",
                              "made on": made_on})
                 continue
-            recorded = "diverged_round" in json.loads(ledger.read(h)["summary.json"])  # replayed as recorded
-            new = run(cfg, store=ResultStore(scratch), progress=False, threads=1,
-                      diverged="record" if recorded else "raise")
-            old = csv_to_frame(ledger.read(h)["history.csv"])
-            c = compare_histories(old, new.history)
-            was = json.loads(ledger.read(h)["summary.json"]).get("final_accuracy")
+            new, was_summary = _replay(ledger, h, cfg, scratch)
+            c = compare_histories(csv_to_frame(ledger.read(h)["history.csv"]), new.history)
+            was = was_summary.get("final_accuracy")
             now = new.summary.get("final_accuracy")
             final = (now - was) * 100 if isinstance(was, (int, float)) and isinstance(now, (int, float)) else None
             same_type = made_on == here
