@@ -52,7 +52,7 @@ _FACTORIES = {
 MODELS: tuple[str, ...] = tuple(_FACTORIES)
 
 __all__ = ["MODELS", "LSTM", "StagedModel", "build_model", "count_parameters", "cut_points",
-           "default_cut", "dropout_layers", "model_kwargs", "split_model"]
+           "default_cut", "dropout_layers", "dropouts", "model_kwargs", "split_model"]
 
 
 def model_kwargs(name: str) -> dict:
@@ -62,13 +62,17 @@ def model_kwargs(name: str) -> dict:
     return {k: p.default for k, p in sig.parameters.items() if k != "num_classes"}
 
 
+def dropouts(module: nn.Module) -> tuple[str, ...]:
+    """The active dropout layers of ``module`` as ``"fc1.2 (p=0.3)"``; () if none."""
+    return tuple(f"{n} (p={m.p})" for n, m in module.named_modules()
+                 if isinstance(m, nn.modules.dropout._DropoutNd) and m.p > 0)
+
+
 @functools.lru_cache(maxsize=None)
 def dropout_layers(name: str) -> tuple[str, ...]:
-    """The dropout layers (``"fc1.2 (p=0.3)"``) of model ``name`` with its default options; () if none.
-    SFLV2's explicit split path draws no dropout masks, so its config check refuses such a model."""
-    model = build_model(name, 10, seed=0)
-    return tuple(f"{n} (p={m.p})" for n, m in model.named_modules()
-                 if isinstance(m, nn.modules.dropout._DropoutNd) and m.p > 0)
+    """:func:`dropouts` of model ``name`` with its default options (built once per name). SFLV2's
+    explicit split path draws no dropout masks, so its config check refuses such a model."""
+    return dropouts(build_model(name, 10, seed=0))
 
 
 def build_model(name: str, num_classes: int, *, seed: int | None = None, **kw) -> StagedModel:

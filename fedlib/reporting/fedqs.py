@@ -110,7 +110,7 @@ def readings_of(method: str, read_on) -> list:
     """The readings a report runs ``method`` under: ``paper`` for every method, and the report's other
     readings ``read_on`` (:func:`check_readings`) for FedQS-Avg and FedQS-SGD only (a baseline has no
     FedQS rule to read)."""
-    return [DEFAULT_READING, *(read_on if method in FEDQS_METHODS else [])]
+    return readings_run(read_on if method in FEDQS_METHODS else [])
 
 
 def readings_run(read_on) -> list:

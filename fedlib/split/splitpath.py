@@ -133,12 +133,12 @@ def _trainable(module: nn.Module) -> list[tuple[str, nn.Parameter]]:
 
 def check_no_dropout(*modules: nn.Module) -> None:
     """The explicit path draws no dropout masks: refuse models that would need them."""
+    from fedlib.models import dropouts
+
     for m in modules:
-        for name, sub in m.named_modules():
-            if isinstance(sub, nn.modules.dropout._DropoutNd) and sub.p > 0:
-                raise FedlibError(
-                    f"the explicit split path cannot draw per-client dropout ({name!r}, p={sub.p})",
-                    "use a model without dropout (cnn, resnet18, ...) with split.framework=sflv1")
+        if drop := dropouts(m):
+            raise FedlibError(f"the explicit split path cannot draw per-client dropout: {drop[0]}",
+                              "use a model without dropout (cnn, resnet18, ...) with split.framework=sflv1")
 
 
 def check_sflv2_model(name: str) -> None:

@@ -242,9 +242,7 @@ def sweep(configs, seeds=None, backend: str = "local", workers: int | None = Non
     Returns a DataFrame with one row per cell: hash, seed, paradigm, algorithm, status
     (``cached`` | ``done`` | ``failed``), error, and the summary metrics.
     """
-    from fedlib.experiments.running.runner import as_store
-
-    from fedlib.experiments.running.runner import DIVERGED
+    from fedlib.experiments.running.runner import DIVERGED, as_store
 
     check_choice("sweep backend", backend, SWEEP_BACKENDS)
     check_choice("diverged", diverged, DIVERGED)
