@@ -47,10 +47,10 @@ def test_main_accuracy_long_is_all_of_cifar10_20_clients_10_per_round_dirichlet_
     ns = notebook_namespace("main_accuracy", "long", "S")
     assert ns["LABEL"] == "custom"  # the long runs' store label (RunConfig knows smoke / cpu / paper / custom)
     assert ns["S"]["participations"] == ["partial"] and ns["S"]["datasets"] == ["cifar10"]
-    # the default execution runs the paper's main-table rows and the FedProx pair; the FedNAR pair is a priced not-run row
-    assert ns["S"]["partial_methods"] == ["FedAvg", "+ FedAvgM", "+ SlowMo", "+ SMoFi", "FedProx", "FedProx + SMoFi"]
-    assert set(ns["LONG_NOTES"]) == {"FedNAR", "FedNAR + SMoFi"}  # the pair left out says why
-    assert set(ns["S"]["partial_methods"]) <= set(ns["LONG_METHODS"])
+    # the default execution runs the whole plan: the paper's main-table rows and both plug-in pairs
+    assert ns["S"]["partial_methods"] == ns["LONG_METHODS"] == ["FedAvg", "+ FedAvgM", "+ SlowMo", "+ SMoFi", "FedProx",
+                                                                 "FedProx + SMoFi", "FedNAR", "FedNAR + SMoFi"]
+    assert ns["S"]["official_fednar_seeds"] == [0]  # FedNAR's official L2 beside the long reading
     assert ns["LONG_SEEDS"] == [0, 1, 2, 3, 4] and ns["S"]["seeds"] == ns["LONG_SEEDS"]
     cfgs = main_long_configs()
     assert sorted({m for m, _ in cfgs}) == sorted(["FedAvg", "+ FedAvgM", "+ SlowMo", "+ SMoFi", "FedProx",
@@ -67,6 +67,26 @@ def test_main_accuracy_long_is_all_of_cifar10_20_clients_10_per_round_dirichlet_
         assert (cfg.rounds, cfg.eval_every, cfg.eval_last) == (SMOFI_LONG_ROUNDS, SMOFI_LONG_CADENCE["eval_every"],
                                                                SMOFI_LONG_CADENCE["eval_last"])
     assert 50 <= SMOFI_LONG_ROUNDS <= 200
+
+
+def test_long_fednar_reads_l2_001_and_the_official_l2_stays_reachable():
+    """[D] spec §4: at long FedNAR (alone and + SMoFi) trains with L2 0.01, the official 0.1 is the reading beside it
+    (an explicit override); no other method and no other profile carries an L2 change."""
+    from fedlib.reporting import smofi_configs
+    from fedlib.reporting.smofi import SMOFI_LONG_FEDNAR_L2
+    from fedlib.split.bases import FedNAROptions
+
+    cfgs = main_long_configs()
+    assert SMOFI_LONG_FEDNAR_L2 == 0.01 and FedNAROptions().l2 == 0.1
+    for (name, _), cfg in cfgs.items():
+        assert cfg.options.get("l2") == (0.01 if name.startswith("FedNAR") else None)
+    ns = notebook_namespace("main_accuracy", "long", "S")
+    config = smofi_configs("long", ns["LABEL"], ns["S"])
+    official = config("cifar10", "fednar", 0, "partial", **{"options.l2": FedNAROptions().l2})
+    assert official.options["l2"] == 0.1 and official.config_hash(None) != cfgs[("FedNAR", 0)].config_hash(None)
+    cpu = notebook_namespace("main_accuracy", "cpu", "S")
+    cpu_cfg = smofi_configs("cpu", cpu["LABEL"], cpu["S"])("cifar10", "fednar", 0, "full")
+    assert cpu_cfg.options["l2"] == 0.1 and cpu["S"]["official_fednar_seeds"] == []
 
 
 def test_long_data_is_all_50000_train_and_10000_test_images(monkeypatch):
@@ -131,7 +151,7 @@ def test_frameworks_long_is_sflv2_vs_sflv1_five_seeds_and_speedup_long_needs_no_
     default = {config(d, sp["METHODS"][m], seed, part).config_hash(None) for d in S["datasets"]
                for part in S["participations"] for pair in S["partial_pairs"] for m in sp["PAIRS"][pair]
                for seed in S["seeds"]}
-    assert len(default) == 6 * len(S["seeds"])  # by default the FedAvg pairs and the FedProx pair: six methods
+    assert len(default) == 8 * len(S["seeds"])  # by default every pair: the eight methods of main_accuracy's plan
 
 
 def test_cpu_configs_keep_their_cadence_and_label():

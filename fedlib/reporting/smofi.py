@@ -216,9 +216,9 @@ def on_paper_split(setting: dict) -> bool:
 
 
 def smofi_scale_note(profile: str, label: str, settings: dict, dataset: str, participation: str,
-                     budget: bool = False) -> str:
+                     budget: bool = False, fednar: bool = False) -> str:
     """What a comparison row says about the scale it was measured at (``budget``: call the rounds
-    a budget, as the speed-up notebook does)."""
+    a budget, as the speed-up notebook does; ``fednar``: the rows include FedNAR, name its L2 reading)."""
     if label == "paper":
         return f"paper profile (spec §4), {len(settings['seeds'])} seed(s)"
     P = SMOFI_PARTICIPATION[profile][participation]
@@ -231,7 +231,10 @@ def smofi_scale_note(profile: str, label: str, settings: dict, dataset: str, par
             + f", test on {settings['max_test'] or 'all'} images"
             + (f" every {P['cadence']['eval_every']} rounds and every round of the last {P['cadence']['eval_last']}"
                if P.get("cadence") else "")
-            + f", paired seeds {settings['seeds']} — not the paper's ResNet-18 setting")
+            + f", paired seeds {settings['seeds']}"
+            + (f"; FedNAR's L2 {P['fednar_l2']:g} — a fedlib reading [D], its official 0.1 stays at chance under "
+               "this SGDM (spec §4)" if fednar and P.get("fednar_l2") is not None else "")
+            + " — not the paper's ResNet-18 setting")
 
 
 def planned_not_run(table: str, setting: str, knob: str, cost: str, adds: str = "", note: str = "") -> dict:
