@@ -1,6 +1,6 @@
 """Why FedNAR sits at chance at the SMoFi ``long`` profile: a few rounds of FedAvg, FedNAR at its official
 L2 (0.1), at 0.01 (the decay the FedNAR authors' logs train with under local momentum) and with L2 = the
-run's weight decay (5e-4), on one seed (docs/spec/smofi.md §4, [D, open]).
+run's weight decay (5e-4), on one seed (docs/spec/smofi.md §4 [D]: the long profile reads 0.01).
 
     FEDLIB_DATA=/work/shared/data OMP_NUM_THREADS=1 python benchmarks/fednar_l2_probe.py \
         [--rounds 4] [--seed 0] [--json benchmarks/results/fednar_l2_probe.json]
@@ -20,6 +20,7 @@ import tempfile
 
 from fedlib.experiments import run
 from fedlib.reporting.smofi import smofi_configs
+from fedlib.split.bases import FedNAROptions
 
 
 def main() -> None:
@@ -34,7 +35,7 @@ def main() -> None:
         c = config("cifar10", algorithm, a.seed, "partial").replace(rounds=a.rounds, eval_every=1, eval_last=0)
         return c.replace(options={**c.options, **options}) if options else c
 
-    runs = {"FedAvg": short("fedavg"), "FedNAR, L2 0.1 (official)": short("fednar"),
+    runs = {"FedAvg": short("fedavg"), "FedNAR, L2 0.1 (official)": short("fednar", l2=FedNAROptions().l2),
             "FedNAR, L2 0.01": short("fednar", l2=0.01), "FedNAR, L2 5e-4 (= weight decay)": short("fednar", l2=5e-4)}
     out = {}
     with tempfile.TemporaryDirectory() as store:
