@@ -96,8 +96,7 @@ show_paper_claims("fedqs-t2-means", "fedqs-t2-avg-mstep", "fedqs-t2-sgd-wkafl", 
 #   (`eval_every=5, eval_last=20`: 96 of 400 rounds; the convergence accuracy's 20 rounds are the
 #   every-round tail, and every metric reads the evaluated rounds only — rounds to target resolve to 5
 #   rounds before round 381). FedQS-SGD, FedSGD, FedQS-Avg, FedAvg, **two paired seeds [0, 1]**, and FedQS-SGD
-#   under the reading `code-main` (`reading_methods`; FedQS-Avg, which the readings barely move at `cpu`, is a
-#   not-run row: 2 runs ≈ 1 core-hour) (10 runs of ~½ hour each; `-p 'seeds=[0, 1, 2]'` and `-p 'methods=[..., wkafl, m-step]'` add the third seed and the
+#   and FedQS-Avg under the reading `code-main` (12 runs of ~½ hour each; `-p 'seeds=[0, 1, 2]'` and `-p 'methods=[..., wkafl, m-step]'` add the third seed and the
 #   paper's best baselines in later sittings). A figure of FedQS − baseline against the round shows when
 #   the difference opens or closes.
 # - `paper`: every task at the paper's scale (ResNet-18 and LSTM need a GPU), three seeds; FedQS under
@@ -149,7 +148,7 @@ SETTINGS = {
     # T = 400 (the cpu overlay + rounds=400, eval_every=5, eval_last=20), x = 0.5, FedQS and its two foundations
     "long": dict(tasks=["cifar10-x0.5"], methods=["fedqs-sgd", "fedsgd", "fedqs-avg", "fedavg"], reduced_methods=None,
                  full_tasks=[], holdout_tasks=[], readings=["code-main"], reading_tasks=["cifar10-x0.5"],
-                 reading_methods=["fedqs-sgd"], seeds=[0, 1], rounds=None,
+                 reading_methods=None, seeds=[0, 1], rounds=None,
                  task_rounds={}, workers=2),
 }
 LISTS = {'methods', 'reduced_methods', 'seeds', 'tasks', 'full_tasks', 'holdout_tasks', 'readings', 'reading_methods'}  # knobs that hold lists
