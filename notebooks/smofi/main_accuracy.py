@@ -139,15 +139,15 @@ LONG_METHODS = [m for m in METHODS if m != "FedNAG"]  # the long profile's plan:
 MAIN_TABLE = ["FedAvg", "+ FedAvgM", "+ SlowMo", "+ SMoFi"]  # the paper's main-table rows
 LONG_SEEDS = [0, 1, 2, 3, 4]  # the long profile's planned paired seeds
 SETTINGS = {
-    "smoke": dict(official_fednar_seeds=[], datasets=SMOFI_DATASETS, methods=list(METHODS), partial_methods=PAIR,
+    "smoke": dict(datasets=SMOFI_DATASETS, methods=list(METHODS), partial_methods=PAIR,
                   participations=["shards", "full"], seeds=[0], rounds=None, model="cnn", cut="conv1",
-                  max_test=100, last=1, workers=1),
-    "cpu": dict(official_fednar_seeds=[], datasets=SMOFI_DATASETS, methods=list(METHODS), partial_methods=PAIR,
+                  max_test=100, last=1, workers=1, official_fednar_seeds=[]),
+    "cpu": dict(datasets=SMOFI_DATASETS, methods=list(METHODS), partial_methods=PAIR,
                 participations=["shards", "full"], seeds=[0, 1, 2], rounds=None, model="cnn", cut="conv1",
-                max_test=5000, last=5, workers=2),
-    "paper": dict(official_fednar_seeds=[], datasets=SMOFI_DATASETS, methods=list(METHODS), partial_methods=list(METHODS),
+                max_test=5000, last=5, workers=2, official_fednar_seeds=[]),
+    "paper": dict(datasets=SMOFI_DATASETS, methods=list(METHODS), partial_methods=list(METHODS),
                   participations=["partial", "shards"], seeds=[0, 1, 2], rounds=None, model="resnet18", cut="layer1",
-                  max_test=None, last=10, workers=1),
+                  max_test=None, last=10, workers=1, official_fednar_seeds=[]),
     # the long profile: the paper's participation on all of CIFAR-10 with cnn3; never picked by `auto`
     "long": dict(datasets=["cifar10"], methods=PAIR, partial_methods=LONG_METHODS, official_fednar_seeds=[0],
                  participations=["partial"], seeds=LONG_SEEDS, rounds=None, model="cnn3", cut="conv1", max_test=None, last=10, workers=2),
@@ -323,8 +323,7 @@ for d in S["datasets"]:
             minutes = runs.loc[(runs["dataset"] == d) & (runs["participation"] == part), "wall_s"].mean() / 60
             for name in [m for m in LONG_METHODS if m not in names]:
                 NOT_RUN.append(planned_not_run("main", f"{d}, {part}, {name}", "partial_methods",
-                                               run_cost(len(LONG_SEEDS), minutes) + " (the plan's seeds)",
-                                               ))
+                                               run_cost(len(LONG_SEEDS), minutes) + " (the plan's seeds)"))
             missing = [s for s in LONG_SEEDS if s not in S["seeds"]]
             if missing:
                 NOT_RUN.append(planned_not_run("main", f"{d}, {part}, seeds {missing} of every method run", "seeds",
