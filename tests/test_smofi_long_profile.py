@@ -214,3 +214,14 @@ def test_a_diverged_seed_is_named_in_the_note_and_counted_not_dropped():
     note = diverged_note(runs, ["FedProx + SMoFi", "FedProx"])
     assert note.startswith("diverged (loss not finite): FedProx + SMoFi seed 2 at round 44 — counted")
     assert diverged_note(runs, ["FedProx"]) == "" and diverged_note(runs.drop(columns="diverged"), ["FedProx"]) == ""
+
+
+def test_long_rows_name_fednar_s_l2_reading_only_where_fednar_runs():
+    from fedlib.reporting.smofi import smofi_scale_note
+
+    S = dict(rounds=None, model="cnn3", max_test=None, seeds=[0, 1, 2, 3, 4])
+    with_nar = smofi_scale_note("long", "custom", S, "cifar10", "partial", fednar=True)
+    assert "FedNAR's L2 0.01" in with_nar and "official 0.1" in with_nar
+    assert "FedNAR" not in smofi_scale_note("long", "custom", S, "cifar10", "partial")
+    cpu = dict(S, model="cnn", max_test=5000, seeds=[0, 1, 2])
+    assert "FedNAR" not in smofi_scale_note("cpu", "cpu", cpu, "cifar10", "full", fednar=True)  # cpu: the official L2
