@@ -55,7 +55,8 @@ SMOFI_LONG_CADENCE = {"eval_every": 2, "eval_last": 10}
 # [D] FedNAR's L2-in-loss at long: 0.01, not the official 0.1. Under this setup's SGDM (β 0.9, 1–169 steps a round)
 # L2 0.1 shrinks the weights ~1 % a step and FedNAR stays at chance (spec §4; benchmarks/fednar_l2_probe.py); the
 # FedNAR authors' own local-momentum logs train at 0.01 and stall at 0.1. The official 0.1 is the reading beside it.
-SMOFI_LONG_FEDNAR_L2 = 0.01
+# The value lives in the claims layer (the scoreboard names it), like the α sweep.
+from fedlib.claims.smofi_claims import LONG_FEDNAR_L2 as SMOFI_LONG_FEDNAR_L2  # noqa: E402
 _LONG = dict(clients=20, per_round=10, max_train=None, cadence=SMOFI_LONG_CADENCE, fednar_l2=SMOFI_LONG_FEDNAR_L2,
              rounds={"cifar10": SMOFI_LONG_ROUNDS, "cifar100": SMOFI_LONG_ROUNDS * 3 // 2,
                      "tinyimagenet": SMOFI_LONG_ROUNDS * 2})
@@ -128,6 +129,7 @@ def smofi_config(profile: str, dataset: str, algorithm: str, seed: int, particip
     stored result.
     """
     from fedlib.experiments import RunConfig
+    from fedlib.split.methods import parse_method
 
     settings = SMOFI_PARTICIPATION[profile]
     if participation not in settings:
@@ -146,7 +148,7 @@ def smofi_config(profile: str, dataset: str, algorithm: str, seed: int, particip
             over["data.shards_per_client"] = P["shards_per_client"]
     if P.get("cadence"):  # [issue 43] the long profile's evaluation cadence (the other profiles: every round)
         over.update(P["cadence"])
-    if P.get("fednar_l2") is not None and algorithm.split("+")[0] == "fednar":  # the setting's FedNAR L2 reading [D]
+    if P.get("fednar_l2") is not None and parse_method(algorithm)[0] == "fednar":  # the setting's FedNAR L2 [D]
         over["options.l2"] = float(P["fednar_l2"])
     if algorithm == "fednag":  # local Nesterov, as the fednag presets say (FedNAG forces it anyway)
         over["local.nesterov"] = True
@@ -232,9 +234,16 @@ def smofi_scale_note(profile: str, label: str, settings: dict, dataset: str, par
             + (f" every {P['cadence']['eval_every']} rounds and every round of the last {P['cadence']['eval_last']}"
                if P.get("cadence") else "")
             + f", paired seeds {settings['seeds']}"
-            + (f"; FedNAR's L2 {P['fednar_l2']:g} — a fedlib reading [D], its official 0.1 stays at chance under "
-               "this SGDM (spec §4)" if fednar and P.get("fednar_l2") is not None else "")
+            + (f"; FedNAR's L2 {P['fednar_l2']:g} — a fedlib reading [D], its official {_official_fednar_l2():g} "
+               "stays at chance under this SGDM (spec §4)" if fednar and P.get("fednar_l2") is not None else "")
             + " — not the paper's ResNet-18 setting")
+
+
+def _official_fednar_l2() -> float:
+    """FedNAR's official L2 (:class:`fedlib.split.bases.FedNAROptions`' default)."""
+    from fedlib.split.bases import FedNAROptions
+
+    return FedNAROptions().l2
 
 
 def planned_not_run(table: str, setting: str, knob: str, cost: str, adds: str = "", note: str = "") -> dict:
