@@ -145,6 +145,28 @@ def test_window_dependent_verdict_readings_and_other_setting(tmp_path):
     assert by[("z", "—")].word == "not run" and by[("z", "—")].reason == "needs download"
 
 
+def test_a_reading_not_run_at_a_profile_gets_a_priced_not_run_row(tmp_path):
+    """A FedQS claim judged under three readings whose report ran two: the third is a "not run" row that
+    says why and prices its runs at the report's own mean run minutes (none when the report kept no runs)."""
+    from fedlib.claims.evaluate import evaluate
+    from fedlib.claims.model import ReadingGap
+
+    root = _fake(tmp_path)
+    cell = Cell("cpu/fedqs/t", "A − B", "paired difference, convergence", 1)
+    gap = ReadingGap("the report runs code-main only", (("cpu/fedqs/t", 6),))
+    claims = [Claim("x", "FedQS", "T", "A above B.", "acc", "convergence (last 20)", 1, "cpu", (cell,),
+                    readings=("paper", "code-main", "code-momentum"), reading_gaps={("cpu", "code-momentum"): gap}),
+              Claim("w", "FedQS", "T", "C above B.", "acc", "convergence (last 20)", 1, "cpu",
+                    (Cell("cpu/fedqs/t", "C − B", "paired difference, convergence", 1),), readings=("paper",))]
+    rows = evaluate(root, claims)
+    by = {(r.claim.id, r.reading): r for r in rows}
+    assert [r.reading for r in rows if r.claim.id == "x"] == ["paper", "code-main", "code-momentum"]
+    missing = by[("x", "code-momentum")]
+    assert missing.word == "not run" and missing.profile == "cpu"
+    assert "code-momentum reading: the report runs code-main only; 6 FedQS runs" in missing.reason
+    assert [r.reading for r in rows if r.claim.id == "w"] == ["paper"]       # judged once: no gap rows
+
+
 def test_scoreboard_and_readme_section_are_up_to_date():
     """`fedlib scoreboard` regenerates reports/SCOREBOARD.md/.csv and the README section identically;
     run it after re-executing a report."""

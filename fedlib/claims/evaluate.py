@@ -136,4 +136,24 @@ def evaluate(root: Path | None = None, claims=None) -> list[Row]:
             readings = by_profile[profile]
             for reading in sorted(readings, key=lambda r: (r != "paper", r)):
                 out.append(_row(root, claim, profile, reading, readings[reading], entries))
+            out += [Row(claim, profile, r, "not run", reason=gap_reason(root, claim, profile, r))
+                    for r in claim.readings if r not in readings and len(claim.readings) > 1]
     return out
+
+
+def gap_reason(root: Path, claim, profile: str, reading: str) -> str:
+    """Why ``claim`` has no ``reading`` rows at ``profile`` and what they would cost (its :class:`ReadingGap`)."""
+    gap = claim.reading_gaps.get((profile, reading))
+    head = f"no {profile} report runs this claim's FedQS rows under the {reading} reading"
+    if gap is None:
+        return head
+    n = sum(k for _, k in gap.runs)
+    minutes = [power.report_run_minutes(r, root) for r, _ in gap.runs]
+    cost = ""
+    if n:
+        cost = f"; {n} FedQS runs"
+        if all(m is not None for m in minutes):
+            total = sum(k * m for (_, k), m in zip(gap.runs, minutes))
+            cost += (f" ≈ {total:.0f} core-min" if total < 60 else f" ≈ {total / 60:.1f} core-h") + \
+                " at the reports' mean run minutes"
+    return f"{head}: {gap.why}{cost}"

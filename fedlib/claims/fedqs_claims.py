@@ -7,7 +7,7 @@ claim is judged under: each reading with rows in a report gets its own verdict r
 
 from __future__ import annotations
 
-from fedlib.claims.model import Cell, Claim
+from fedlib.claims.model import Cell, Claim, ReadingGap
 
 READINGS_RUN = ("paper", "code-main", "code-momentum")
 #: [D] which reading the paper's FedQS numbers most plausibly came from, and why (shown by the scoreboard)
@@ -122,9 +122,56 @@ def _info(report: str, setting: str, metric: str, label: str = "", family: str =
     return Cell(report, setting, metric, 1, label=label or setting, kind="info", family=family)
 
 
+#: claims judged once: on the baselines alone (no FedQS run, so FedQS's readings do not apply) or not judged
+ONE_ROW = ("paper",)
+_T2X = "cpu/fedqs/table2_accuracy.tasks-"
+_T5_FROM_CODE = ("Table 5's module ablations run from the paper reading only; under a code reading the ablated "
+                 "variant needs its own runs (the reading's full FedQS runs are Table 2's x = 0.5 cells)")
+
+
+def _code_momentum_gap(report: str, runs: int, where: str) -> dict:
+    return {("cpu", "code-momentum"): ReadingGap(f"{where} runs code-main beside the paper reading; code-momentum "
+                                                 "would repeat its FedQS runs", ((report, runs),))}
+
+
+#: [D] the readings each FedQS claim is judged under (default :data:`READINGS_RUN`) and, per profile, why a
+#: reading has no rows yet and what its FedQS runs would take (priced by the scoreboard)
+READING_PLAN = {
+    **{c: (ONE_ROW, {}) for c in ("fedqs-fig1-accuracy", "fedqs-fig1-fluctuation", "fedqs-t1-gap", "fedqs-t1-largest",
+                                  "fedqs-t1-single-factor", "fedqs-t2-below-foundation", "fedqs-t2-means",
+                                  "fedqs-appendix", "fedqs-theory")},
+    "fedqs-t2-highest": (READINGS_RUN, {("long", "code-momentum"): ReadingGap(
+        "Table 2's long profile runs code-main beside the paper reading (x = 0.5, T = 400, two seeds)",
+        (("long/fedqs/table2_accuracy", 4),))}),
+    **{c: (READINGS_RUN, {("cpu", "code-momentum"): ReadingGap(
+        "the six-column means need FedQS under code-momentum on every column; it ran on x = 0.5 and both Adult "
+        "columns, not on x = 0.1, x = 1 or Shakespeare",
+        ((_T2X + "cifar10-x0.1", 6), (_T2X + "cifar10-x1", 6), (_T2X + "shakespeare", 6)))})
+       for c in ("fedqs-t2-gain-fastest", "fedqs-t2-rounds-best")},
+    **{c: (READINGS_RUN, _code_momentum_gap("cpu/fedqs/table3_runtime", 2, "Table 3 (UCI Adult, one seed)"))
+       for c in ("fedqs-t3-sync", "fedqs-t3-baselines")},
+    **{c: (READINGS_RUN, _code_momentum_gap("cpu/fedqs/table4_robustness", 16, "Table 4"))
+       for c in ("fedqs-t4-each", "fedqs-t4-pooled", "fedqs-t4-rounds")},
+    # code-main is the momentum ablation's own arm under the code's rules (momentum 0): the code pair
+    # code-main − code-momentum is judged under code-momentum
+    **{c: (("paper", "code-momentum"), {}) for c in ("fedqs-t5-momentum-acc", "fedqs-t5-momentum-rounds")},
+    **{c: (READINGS_RUN, {("cpu", r): ReadingGap(_T5_FROM_CODE, (("cpu/fedqs/table5_ablation", n),))
+                          for r in ("code-main", "code-momentum")})
+       for c, n in (("fedqs-t5-feedback", 6), ("fedqs-t5-manhattan", 6), ("fedqs-t5-cosine-stable", 12))},
+    "fedqs-t6-dynamic": (READINGS_RUN, _code_momentum_gap("cpu/fedqs/table6_dynamic", 24, "Table 6")),
+    "fedqs-fig4-loss": (READINGS_RUN, _code_momentum_gap("cpu/fedqs/figure4_loss_curves", 12, "Figure 4")),
+    **{c: (READINGS_RUN, {("cpu", "code-momentum"): ReadingGap(
+        "Figure 5 sweeps η0 and a under code-main (m0 and k act only with momentum); code-momentum adds m0's sweep "
+        "(rule (d) fixes k = 2): 18 runs per acting hyperparameter as under code-main",
+        (("cpu/fedqs/figure5_hyperparameters", 54),))})
+       for c in ("fedqs-fig5-order", "fedqs-fig5-robust", "fedqs-fig5-eta0", "fedqs-fig5-extremes")},
+}
+
+
 def _claim(id, where, claim, metric, window, sign, cells=(), **kw) -> Claim:
+    readings, gaps = READING_PLAN.get(id, (READINGS_RUN, {}))
     return Claim(id, "FedQS", where, claim, metric, window, sign, kw.pop("scale", "cpu and long profiles, see rows"),
-                 tuple(cells), readings=READINGS_RUN, **kw)
+                 tuple(cells), readings=readings, reading_gaps=gaps, **kw)
 
 
 def _t4(which: str, metric: str, sign: int, window: str, resolution: float = 0.0) -> tuple:

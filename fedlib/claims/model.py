@@ -4,7 +4,9 @@ A :class:`Claim` names the paper, the table or figure, the claim in one sentence
 number(s) where the paper states one, the metric and its window, the expected sign, the
 :class:`Cell` s (report rows) that test it and the scale they were run at. FedQS claims carry the
 named readings of the method (``fedlib.safl.fedqs.readings``): each reading that has rows in the
-reports gets its own verdict. A claim no report tests says why in ``not_run``.
+reports gets its own verdict, and each reading it names that a profile's reports did not run gets a
+"not run" row saying what it would take (:class:`ReadingGap`). A claim no report tests says why in
+``not_run``.
 """
 
 from __future__ import annotations
@@ -58,6 +60,15 @@ interval excluding 0 either way is on the paper's side). ``other_setting``: a da
 
 
 @dataclass(frozen=True)
+class ReadingGap:
+    """Why a claim has no rows under a reading at a profile, and what running it takes: ``runs`` as
+    ``(report, FedQS runs)`` pairs, priced at each report's own mean run minutes (``fedlib.claims.power``)."""
+
+    why: str
+    runs: tuple = ()
+
+
+@dataclass(frozen=True)
 class Claim:
     """One claim of one paper (see the module docstring)."""
 
@@ -73,6 +84,8 @@ class Claim:
     paper_number: str = ""
     paper_effect: float | None = None
     readings: tuple = ()
+    #: {(profile, reading): ReadingGap} for the readings a profile's reports did not run
+    reading_gaps: dict = field(default_factory=dict)
     not_run: str = ""
     note: str = ""
     extra: dict = field(default_factory=dict)

@@ -164,7 +164,7 @@ def table(rows) -> list[dict]:
     for row in rows:
         c = row.claim
         out.append({"claim": c.id, "paper": c.paper, "where": c.where, "statement": c.claim, "profile": row.profile,
-                    "reading": row.reading, "paper_number": c.paper_number, "measured": measured_text(row),
+                    "reading": row.reading if len(c.readings) > 1 else "—", "paper_number": c.paper_number, "measured": measured_text(row),
                     "seeds": _seeds(row), "scale": c.scale, "window": _window(row),
                     "other_windows": _windows_text(row), "fragile": _fragile_text(row), "verdict": row.word,
                     "why": _why(row), "report": _report(row), "plan": plan_text(_plan(row))})
@@ -188,8 +188,10 @@ def md_table(header: list[str], body: list[list]) -> list[str]:
 def counts_line(records: list[dict]) -> str:
     n = counts(records)
     claims = len({r["claim"] for r in records})
+    gaps = sum(r["verdict"] == "not run" and r["reading"] not in ("—", "") and r["profile"] != "—" for r in records)
     return (f"{len(records)} verdict rows for {claims} claims (one per claim × profile × reading): "
-            + ", ".join(f"**{v}** {n[v]}" for v in VERDICTS))
+            + ", ".join(f"**{v}** {n[v]}" for v in VERDICTS)
+            + (f" (of them {gaps} a FedQS reading not run at a profile where the claim has rows)" if gaps else ""))
 
 
 def _reading_line() -> str:
@@ -199,7 +201,9 @@ def _reading_line() -> str:
 
     named = "; ".join(f"`{r}`: {w}" for r, w in READING_LABELS.items())
     return (f"*Reading* (FedQS rows): which of FedQS's rules the runs follow — {named} (spec \"Readings\"). "
-            f"The paper's numbers most plausibly came from `{LIKELY_READING[0]}`: {LIKELY_READING[1]}.")
+            "Every FedQS claim has a row per reading at each profile it ran at; a reading no report ran there is "
+            "**not run**, with what its runs would cost; `—`: a claim on the baselines alone (no FedQS run) or not "
+            f"judged. The paper's numbers most plausibly came from `{LIKELY_READING[0]}`: {LIKELY_READING[1]}.")
 
 
 def markdown(records: list[dict], drift_rows: list[dict]) -> str:

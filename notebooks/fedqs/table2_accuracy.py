@@ -76,11 +76,11 @@ show_paper_claims("fedqs-t2-means", "fedqs-t2-avg-mstep", "fedqs-t2-sgd-wkafl", 
 #   FedAvg / FedSGD and the paper's best baselines M-step / WKAFL (18 runs each). **NLP**: Shakespeare
 #   reduced by the `safl-shakespeare-cpu` overlay (the settings row says how), the six main methods
 #   (18 runs). **RWD**: UCI Adult by gender and by ethnicity **at the paper's scale**, all thirteen methods
-#   (39 runs each). On the three CIFAR-10 columns and both Adult columns FedQS-Avg and FedQS-SGD also run
-#   under the reading `code-main`, and on x = 0.5 and both Adult columns under `code-momentum` too
-#   (`reading_tasks`, 48 runs); Shakespeare's readings (6 runs of ~20 CPU-minutes per reading) and x = 0.1's
-#   and x = 1's `code-momentum` (6 runs of ~7 CPU-minutes each column) are not run at `cpu` yet: their
-#   not-run rows say so. A CIFAR-10 cpu run takes ~5 CPU-minutes, a Shakespeare one ~15, an Adult run ~3.5. **Split per column**:
+#   (39 runs each). On all six columns FedQS-Avg and FedQS-SGD also run under the reading `code-main`
+#   (so the six-column comparisons — relative gain, fewer rounds — exist under it too), and on x = 0.5 and
+#   both Adult columns under `code-momentum` (`reading_tasks`, 54 runs); Shakespeare's and x = 0.1's and
+#   x = 1's `code-momentum` (6 runs of ~20 CPU-minutes on Shakespeare, 6 of ~7 on each CIFAR-10 column)
+#   are not run at `cpu` yet: their not-run rows say so. A CIFAR-10 cpu run takes ~5 CPU-minutes, a Shakespeare one ~15, an Adult run ~3.5. **Split per column**:
 #   one execution of everything is ~6 hours on two cores (plus Shakespeare), so the columns are computed one execution at
 #   a time, e.g. `fedlib reproduce --profile cpu --only fedqs/table2 -p 'tasks=[cifar10-x0.5]'` (x = 0.5
 #   splits further by `methods`); the final execution with the default `tasks` reads every run from the
@@ -137,7 +137,7 @@ SETTINGS = {
                   seeds=[0, 1], rounds=None, task_rounds={}, workers=1),
     "cpu": dict(tasks=["cifar10", "shakespeare", "adult"], methods=None, reduced_methods=MAIN,
                 full_tasks=["cifar10-x0.5"], holdout_tasks=["cifar10-x0.5"], readings=["code-main", "code-momentum"],
-                reading_tasks={"code-main": ["cifar10", "adult"],
+                reading_tasks={"code-main": ["cifar10", "shakespeare", "adult"],
                                "code-momentum": ["cifar10-x0.5", "adult"]},
                 reading_methods=None, seeds=[0, 1, 2], rounds=None,
                 task_rounds={"cifar10-x0.1": 50, "cifar10-x0.5": 50, "cifar10-x1": 50}, workers=2),
@@ -459,37 +459,54 @@ if len(weak):
     out.append(claim_row("Table 2", "SAFA, FedAT and FedBuff less accurate than their foundations FedAvg / FedSGD",
                          weak.assign(where=weak["column"] + ": " + weak["comparison"]), label_col="where"))
 
-# speed and relative gains, over the methods that ran on every column (rounds censored at T where unreached)
-mean = main_runs.groupby(["aggregation", "method"])[["accuracy", "rounds_to_target", "censored"]].agg(
-    {"accuracy": "mean", "rounds_to_target": "mean", "censored": "sum"}) if len(main_runs) else None
+# speed and relative gains, over the methods that ran on every column (rounds censored at T where unreached);
+# FedQS under a further reading gets the same two rows where that reading ran on every column
 
 
-def val(method, col="accuracy"):
-    key = (METHODS[method][1], METHODS[method][0])
-    return float(mean.loc[key, col]) if mean is not None and key in mean.index else float("nan")
+def gain_rows(variant=""):
+    """The introduction's relative-gain and fewer-rounds rows of FedQS under ``variant`` ("": the paper reading)
+    against the baselines (their own runs) that ran on every column."""
+    tag = TAG[variant]
+    sel = runs[runs["variant"].isin(["", variant])] if len(runs) else runs
+    mean = sel.groupby(["aggregation", "method"])[["accuracy", "rounds_to_target", "censored"]].agg(
+        {"accuracy": "mean", "rounds_to_target": "mean", "censored": "sum"}) if len(sel) else None
+
+    def val(method, col="accuracy"):
+        key = (METHODS[method][1], METHODS[method][0] + (tag if method in FEDQS_METHODS else ""))
+        return float(mean.loc[key, col]) if mean is not None and key in mean.index else float("nan")
+
+    rows = []
+    for fedqs, agg, paper_fast, paper_speed in (
+            ("fedqs-avg", "model", P["gain_vs_fastest_model"], P["fewer_rounds_vs_best_model"]),
+            ("fedqs-sgd", "gradient", P["gain_vs_fastest_gradient"], P["fewer_rounds_vs_best_gradient"])):
+        label = METHODS[fedqs][0] + tag
+        baselines = [m for m in method_list if METHODS[m][1] == agg and m != fedqs and m in everywhere and val(m) == val(m)]
+        if not baselines or fedqs not in method_list or val(fedqs) != val(fedqs):
+            continue
+        best = max(baselines, key=val)
+        fastest = min(baselines, key=lambda m: (val(m, "rounds_to_target"), -val(m)))
+        cens = {m: int(val(m, "censored")) for m in (fedqs, best, fastest)}
+        cens_note = ("; unreached targets censored at T: " + ", ".join(
+            f"{METHODS[m][0] + (tag if m == fedqs else '')} {c}" for m, c in cens.items() if c) if any(cens.values()) else "")
+        read_note = f"; reading {variant}: {READING_LABELS[variant]}" if variant else ""
+        rows.append({"table": "Table 2", "setting": f"{label} vs fastest-converging {agg} baseline",
+                     "metric": "accuracy gain (%)", "paper": paper_fast if six else float("nan"),
+                     "measured": 100 * (val(fedqs) - val(fastest)) / val(fastest),
+                     "note": f"relative gain; fastest here (fewest rounds to target): {METHODS[fastest][0]}; "
+                             f"{mean_note}{read_note}"})
+        rows.append({"table": "Table 2", "setting": f"{label} vs most accurate {agg} baseline",
+                     "metric": "fewer rounds to target (%)", "paper": paper_speed if six else float("nan"),
+                     "measured": 100 * (val(best, "rounds_to_target") - val(fedqs, "rounds_to_target"))
+                     / val(best, "rounds_to_target"),
+                     "note": f"most accurate here: {METHODS[best][0]}; target 98% (RWD) / 95% (CV, NLP) of the "
+                             f"convergence accuracy; {mean_note}{cens_note}{read_note}"})
+    return rows
 
 
-for fedqs, agg, paper_fast, paper_speed in (
-        ("fedqs-avg", "model", P["gain_vs_fastest_model"], P["fewer_rounds_vs_best_model"]),
-        ("fedqs-sgd", "gradient", P["gain_vs_fastest_gradient"], P["fewer_rounds_vs_best_gradient"])):
-    label = METHODS[fedqs][0]
-    baselines = [m for m in method_list if METHODS[m][1] == agg and m != fedqs and m in everywhere and val(m) == val(m)]
-    if not baselines or fedqs not in method_list:
-        continue
-    best = max(baselines, key=val)
-    fastest = min(baselines, key=lambda m: (val(m, "rounds_to_target"), -val(m)))
-    cens = {m: int(val(m, "censored")) for m in (fedqs, best, fastest)}
-    cens_note = ("; unreached targets censored at T: " + ", ".join(f"{METHODS[m][0]} {c}" for m, c in cens.items() if c)
-                 if any(cens.values()) else "")
-    out.append({"table": "Table 2", "setting": f"{label} vs fastest-converging {agg} baseline",
-                "metric": "accuracy gain (%)", "paper": paper_fast if six else float("nan"),
-                "measured": 100 * (val(fedqs) - val(fastest)) / val(fastest),
-                "note": f"relative gain; fastest here (fewest rounds to target): {METHODS[fastest][0]}; {mean_note}"})
-    out.append({"table": "Table 2", "setting": f"{label} vs most accurate {agg} baseline",
-                "metric": "fewer rounds to target (%)", "paper": paper_speed if six else float("nan"),
-                "measured": 100 * (val(best, "rounds_to_target") - val(fedqs, "rounds_to_target")) / val(best, "rounds_to_target"),
-                "note": f"most accurate here: {METHODS[best][0]}; target 98% (RWD) / 95% (CV, NLP) of the convergence "
-                        f"accuracy; {mean_note}{cens_note}"})
+out += gain_rows()
+for r in S["readings"] or []:  # a reading that ran on every column of this execution
+    if task_list and all(r in READ_ON[t] for t in task_list):
+        out += gain_rows(r)
 for _, r in diffs[diffs["metric"] == "accuracy"].iterrows() if len(diffs) else []:  # column by column
     out.append({"table": "Table 2", "setting": f"{r['column']}, {r['comparison']}",
                 "metric": "paired difference, convergence accuracy (points)", "paper": float("nan"),
