@@ -9,8 +9,8 @@ import pytest
 from fedlib.core.errors import FedlibError
 from fedlib.experiments import RunConfig
 from fedlib.safl.fedqs import OFFICIAL_RULES, PAPER_RULES, FedQSOptions
-from fedlib.safl.fedqs.readings import (READING_LABELS, READINGS, RULE_STEPS, reading_overrides, reading_tag,
-                                       step_overrides)
+from fedlib.safl.fedqs.readings import (READING_LABELS, READINGS, REVERSE_STEPS, RULE_STEPS, reading_overrides,
+                                       reading_tag, step_overrides)
 
 PRESET = "fedqs-sgd-adult-gender-smoke"
 
@@ -58,6 +58,36 @@ def test_the_steps_cover_every_rule_where_paper_and_code_differ_except_those_equ
     # phi: K/N = 10/100 = the code's 0.1; validation: "auto" is the code's first <= 20 per class without a holdout
     assert differing - covered == {"phi", "validation"}
     assert "momentum" in covered
+
+
+def _changed_from_code_main(opts: FedQSOptions) -> set:
+    base = _options(reading_overrides("code-main"))
+    rules = {f.name for f in dataclasses.fields(PAPER_RULES)
+             if getattr(opts.fidelity_rules(), f.name) != getattr(base.fidelity_rules(), f.name)}
+    return rules | ({"momentum"} if opts.momentum != base.momentum else set())
+
+
+@pytest.mark.parametrize("step", list(REVERSE_STEPS))
+def test_each_reverse_step_starts_from_code_main_and_switches_back_only_what_it_names(step):
+    overrides = step_overrides(step)
+    assert overrides[:len(READINGS["code-main"])] == READINGS["code-main"]
+    named = {o.split("=")[0].removeprefix("options.") for o in REVERSE_STEPS[step][1]}
+    opts = _options(overrides)
+    assert _changed_from_code_main(opts) == named
+    # every rule it switches lands on the paper's text
+    for name in named - {"momentum"}:
+        assert getattr(opts.fidelity_rules(), name) == getattr(PAPER_RULES, name)
+
+
+def test_the_reverse_steps_cover_the_same_rules_as_the_forward_ones():
+    forward = {o.split("=")[0].removeprefix("options.") for s in RULE_STEPS for o in RULE_STEPS[s][1]}
+    back = {o.split("=")[0].removeprefix("options.") for s in REVERSE_STEPS for o in REVERSE_STEPS[s][1]}
+    assert forward == back
+
+
+def test_an_unknown_rule_step_is_refused_naming_both_directions():
+    with pytest.raises(FedlibError, match="back: cosine"):
+        step_overrides("no such step")
 
 
 @pytest.mark.parametrize("bad", ["official", "", "Paper"])

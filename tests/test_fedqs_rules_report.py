@@ -5,9 +5,9 @@ import pandas as pd
 import pytest
 
 from fedlib.core.errors import FedlibError
-from fedlib.reporting.fedqs_rules import (FOUNDATION_ARM, PAPER_ARM, arm_overrides, check_steps, moving_rules,
-                                          rule_arms, rule_diffs, rule_pairs)
-from fedlib.safl.fedqs.readings import READINGS, RULE_STEPS
+from fedlib.reporting.fedqs_rules import (CODE_ARM, FOUNDATION_ARM, PAPER_ARM, arm_overrides, check_steps,
+                                          moving_rules, rule_arms, rule_diffs, rule_pairs)
+from fedlib.safl.fedqs.readings import READINGS, REVERSE_STEPS, RULE_STEPS
 
 STEPS = ["momentum off", "angle similarity"]
 
@@ -55,3 +55,29 @@ def test_no_rule_moves_when_effects_are_noise():
 def test_unknown_step_refused():
     with pytest.raises(FedlibError, match="rule step"):
         check_steps(["momentum off", "no such rule"])
+
+
+BACK = ["back: cosine, its test and G"]
+
+
+def test_reverse_arms_follow_code_main_and_are_read_against_it():
+    assert rule_arms(STEPS, BACK) == [PAPER_ARM, *STEPS, CODE_ARM, *BACK, "code-momentum", FOUNDATION_ARM]
+    pairs = rule_pairs(STEPS, BACK)
+    assert (BACK[0], CODE_ARM, 0) in pairs and (BACK[0], PAPER_ARM, 0) not in pairs
+    assert (BACK[0], FOUNDATION_ARM, 1) in pairs
+    assert arm_overrides(BACK[0]) == READINGS["code-main"] + REVERSE_STEPS[BACK[0]][1]
+
+
+def test_a_reverse_step_moves_fedqs_when_its_effect_against_code_main_excludes_zero():
+    runs = _runs(effect=0.0)
+    extra = runs[runs["arm"] == "code-main"].assign(arm=BACK[0]).reset_index(drop=True)
+    for col in ("accuracy", "final", "best"):  # 2.0, 2.1, 2.2 points below code-main
+        extra[col] = extra[col] - [2.0 + 0.1 * s for s in range(len(extra))]
+    diffs = rule_diffs(pd.concat([runs, extra]), STEPS, reverse=BACK)
+    moved = moving_rules(diffs, [*STEPS, *BACK])["FedQS-SGD"]
+    assert [m[0] for m in moved] == BACK and moved[0][1] == pytest.approx(-2.1)
+
+
+def test_unknown_reverse_step_refused():
+    with pytest.raises(FedlibError, match="reverse step"):
+        check_steps(["angle similarity"], reverse=True)

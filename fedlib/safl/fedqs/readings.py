@@ -11,14 +11,16 @@ it adds to a FedQS preset, so every reading is an ordinary, hashed run:
 * ``code-momentum`` — the official momentum scripts: the code's rules with its momentum rule.
 
 The rule-by-rule ablation (:data:`RULE_STEPS`) switches one code rule at a time starting from the
-``paper`` reading, so each rule's effect on FedQS − foundation gets its own paired interval.
+``paper`` reading, so each rule's effect on FedQS − foundation gets its own paired interval; the
+reverse ablation (:data:`REVERSE_STEPS`) starts from ``code-main`` and switches one rule back to the
+text's.
 """
 
 from __future__ import annotations
 
 from fedlib.core.errors import check_choice
 
-__all__ = ["READINGS", "DEFAULT_READING", "READING_LABELS", "RULE_STEPS", "ACTING_HYPERPARAMETERS",
+__all__ = ["READINGS", "DEFAULT_READING", "READING_LABELS", "RULE_STEPS", "REVERSE_STEPS", "ACTING_HYPERPARAMETERS",
            "reading_overrides", "reading_tag", "step_overrides"]
 
 #: reading name → the overrides it adds to a FedQS preset (the ``paper`` reading is the preset itself)
@@ -65,6 +67,25 @@ RULE_STEPS: dict[str, tuple[str, tuple[str, ...]]] = {
                                    ("options.similarity=angle", "options.momentum_rule=code")),
 }
 
+#: one rule switched back to the paper's text on top of the ``code-main`` reading (code rules, momentum 0):
+#: step name → (spec tag of the two sides, overrides after code-main's). The text's cosine similarity goes
+#: back with its own test, ratio and momentum rule (the code's are distance-based and need the angle);
+#: momentum back on under the text's rule is the one momentum step (the code's rule on is ``code-momentum``).
+REVERSE_STEPS: dict[str, tuple[str, tuple[str, ...]]] = {
+    "back: cosine, its test and G": ("[C] (a)(b) angle, θ_i > θ̄, G = θ_i/θ̄ → [P] cosine, s_i < s̄, G = s̄/s_i",
+                                     ("options.similarity=cosine", "options.threshold_on=similarity",
+                                      "options.bias_ratio=similarity", "options.momentum_rule=paper")),
+    "back: Mod① vector Δ": ("[C] (a) w^{t−1} → [P] Δ = w^t − w^{t−1}", ("options.mod1_vector=delta",)),
+    "back: feedback flags per client": ("[C] table cleared at aggregation → [D] with the update",
+                                        ("options.feedback_reset=update",)),
+    "back: dividers at each start": ("[C] (e) after each aggregation → [D] at each start",
+                                     ("options.threshold_refresh=start",)),
+    "back: first comparison from w^0": ("[C] (f) one round later → [P] from the initial model",
+                                        ("options.first_comparison=initial",)),
+    "back: momentum on, the text's rule": ("[C] main scripts 0 → [P] on, m0 + k(1/G − 1)",
+                                           ("options.momentum=true", "options.momentum_rule=paper")),
+}
+
 
 def reading_overrides(reading: str) -> tuple[str, ...]:
     """The config overrides of FedQS reading ``reading`` (one of :data:`READINGS`)."""
@@ -80,6 +101,9 @@ def reading_tag(reading: str) -> str:
 
 
 def step_overrides(step: str) -> tuple[str, ...]:
-    """The overrides of rule step ``step`` (one of :data:`RULE_STEPS`), on top of the paper reading."""
-    check_choice("FedQS rule step", step, RULE_STEPS)
+    """The overrides of rule step ``step``: one of :data:`RULE_STEPS` (on top of the paper reading, which has
+    none), or of :data:`REVERSE_STEPS` (``code-main``'s overrides followed by the step's)."""
+    check_choice("FedQS rule step", step, {**RULE_STEPS, **REVERSE_STEPS})
+    if step in REVERSE_STEPS:
+        return READINGS["code-main"] + REVERSE_STEPS[step][1]
     return RULE_STEPS[step][1]
