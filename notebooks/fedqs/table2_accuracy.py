@@ -77,10 +77,11 @@ show_paper_claims("fedqs-t2-means", "fedqs-t2-avg-mstep", "fedqs-t2-sgd-wkafl", 
 #   reduced by the `safl-shakespeare-cpu` overlay (the settings row says how), the six main methods
 #   (18 runs). **RWD**: UCI Adult by gender and by ethnicity **at the paper's scale**, all thirteen methods
 #   (39 runs each). On all six columns FedQS-Avg and FedQS-SGD also run under the reading `code-main`
-#   (so the six-column comparisons — relative gain, fewer rounds — exist under it too), and on x = 0.5 and
-#   both Adult columns under `code-momentum` (`reading_tasks`, 54 runs); Shakespeare's and x = 0.1's and
-#   x = 1's `code-momentum` (6 runs of ~20 CPU-minutes on Shakespeare, 6 of ~7 on each CIFAR-10 column)
-#   are not run at `cpu` yet: their not-run rows say so. A CIFAR-10 cpu run takes ~5 CPU-minutes, a Shakespeare one ~15, an Adult run ~3.5. **Split per column**:
+#   (so the six-column comparisons — relative gain, fewer rounds — exist under it too; on Shakespeare
+#   with seeds [0, 1], `reading_seeds`: a run there takes ~45 CPU-minutes on an AVX2-only CPU), and on
+#   x = 0.5 and both Adult columns under `code-momentum` (`reading_tasks`, 52 runs); Shakespeare's third
+#   code-main seed and Shakespeare's, x = 0.1's and x = 1's `code-momentum` are not run at `cpu` yet:
+#   their not-run rows say so. A CIFAR-10 cpu run takes ~5 CPU-minutes, a Shakespeare one ~15, an Adult run ~3.5. **Split per column**:
 #   one execution of everything is ~6 hours on two cores (plus Shakespeare), so the columns are computed one execution at
 #   a time, e.g. `fedlib reproduce --profile cpu --only fedqs/table2 -p 'tasks=[cifar10-x0.5]'` (x = 0.5
 #   splits further by `methods`); the final execution with the default `tasks` reads every run from the
@@ -118,6 +119,7 @@ holdout_tasks = None  # tasks that also run FedQS-Avg / FedQS-SGD under the 8:2 
 readings = None    # FedQS readings run beside `paper` (fedlib.safl.fedqs.readings), e.g. ["code-main", "code-momentum"]
 reading_tasks = None  # tasks on which FedQS-Avg / FedQS-SGD also run under each of `readings`, or {reading: tasks}
 reading_methods = None  # which FedQS variants run under the readings: fedqs-avg, fedqs-sgd (None: both)
+reading_seeds = None  # {task: seeds} of the runs under the readings on that task (a task not named: `seeds`)
 seeds = None       # e.g. [0, 1, 2]
 rounds = None      # override T for every task; None keeps the profile default
 task_rounds = None # T per task, e.g. {"cifar10-x0.1": 100}; a task not named keeps `rounds`
@@ -133,22 +135,22 @@ MAIN = ["fedavg", "m-step", "fedqs-avg", "fedsgd", "wkafl", "fedqs-sgd"]  # FedQ
 SETTINGS = {
     "smoke": dict(tasks=["adult-gender"], methods=None, reduced_methods=None, full_tasks=[],
                   holdout_tasks=["adult-gender"], readings=["code-main"], reading_tasks=["adult-gender"],
-                  reading_methods=None,
+                  reading_methods=None, reading_seeds={},
                   seeds=[0, 1], rounds=None, task_rounds={}, workers=1),
     "cpu": dict(tasks=["cifar10", "shakespeare", "adult"], methods=None, reduced_methods=MAIN,
                 full_tasks=["cifar10-x0.5"], holdout_tasks=["cifar10-x0.5"], readings=["code-main", "code-momentum"],
                 reading_tasks={"code-main": ["cifar10", "shakespeare", "adult"],
                                "code-momentum": ["cifar10-x0.5", "adult"]},
-                reading_methods=None, seeds=[0, 1, 2], rounds=None,
+                reading_methods=None, reading_seeds={"shakespeare": [0, 1]}, seeds=[0, 1, 2], rounds=None,
                 task_rounds={"cifar10-x0.1": 50, "cifar10-x0.5": 50, "cifar10-x1": 50}, workers=2),
     "paper": dict(tasks=ALL_TASKS, methods=None, reduced_methods=None, full_tasks=[],
                   holdout_tasks=["cifar10-x0.5"], readings=["code-main", "code-momentum"],
                   reading_tasks={"code-main": ALL_TASKS, "code-momentum": ["cifar10-x0.5", "adult"]},
-                  reading_methods=None, seeds=[0, 1, 2], rounds=None, task_rounds={}, workers=1),
+                  reading_methods=None, reading_seeds={}, seeds=[0, 1, 2], rounds=None, task_rounds={}, workers=1),
     # T = 400 (the cpu overlay + rounds=400, eval_every=5, eval_last=20), x = 0.5, FedQS and its two foundations
     "long": dict(tasks=["cifar10-x0.5"], methods=["fedqs-sgd", "fedsgd", "fedqs-avg", "fedavg"], reduced_methods=None,
                  full_tasks=[], holdout_tasks=[], readings=["code-main"], reading_tasks=["cifar10-x0.5"],
-                 reading_methods=None, seeds=[0, 1], rounds=None,
+                 reading_methods=None, reading_seeds={}, seeds=[0, 1], rounds=None,
                  task_rounds={}, workers=2),
 }
 LISTS = {'methods', 'reduced_methods', 'seeds', 'tasks', 'full_tasks', 'holdout_tasks', 'readings', 'reading_methods'}  # knobs that hold lists
@@ -191,6 +193,7 @@ holdout_tasks = [t for t in expand_tasks(S["holdout_tasks"] or []) if t in task_
 READ_ON = readings_by_task(S["readings"], S["reading_tasks"], task_list)  # {task: readings beside `paper`}
 READ_METHODS = check_names(S["reading_methods"] or ["fedqs-avg", "fedqs-sgd"], ["fedqs-avg", "fedqs-sgd"],
                            "FedQS variant", "reading_methods")
+check_names(list(S["reading_seeds"] or {}), list(TASKS), "task", "reading_seeds")
 # a FedQS row's variant: "" (paper reading, all data trains), the paper's 8:2 holdout, or another reading
 EXTRA = {"holdout": ("data.validation=holdout",), **{r: reading_overrides(r) for r in S["readings"] or []}}
 TAG = {"": "", "holdout": " · 8:2 holdout", **{r: reading_tag(r) for r in S["readings"] or []}}
@@ -213,8 +216,15 @@ def methods_on(task):
 cells = [(t, m, s, "") for t in task_list for m in methods_on(t) for s in S["seeds"]]
 cells += [(t, m, s, "holdout") for t in holdout_tasks for m in FEDQS_METHODS if m in methods_on(t)
           for s in S["seeds"]]
+
+
+def reading_seeds_on(task):
+    """The seeds of the runs under the readings on ``task``: its ``reading_seeds`` entry, else ``seeds``."""
+    return (S["reading_seeds"] or {}).get(task, S["seeds"])
+
+
 cells += [(t, m, s, r) for t in task_list for r in READ_ON[t] for m in READ_METHODS if m in methods_on(t)
-          for s in S["seeds"]]
+          for s in reading_seeds_on(t)]
 cfgs = [task_config(m, t, profile, rounds_of(t), extra=EXTRA.get(v, ())).replace(seed=s) for t, m, s, v in cells]
 print(f"{len(cfgs)} runs: {len(task_list)} task(s), {len(S['seeds'])} seed(s), "
       f"{sum(v == 'holdout' for *_, v in cells)} of them under the 8:2 holdout, "
@@ -395,6 +405,11 @@ for task in task_list:  # the code's readings of FedQS on the columns that ran w
                                f"{', '.join(READ_ON[task])}", f"not in `reading_methods` of this execution ({profile} "
                                f"profile): {len(skipped) * len(READ_ON[task]) * len(S['seeds'])} more runs of this "
                                "column's cost"))
+    fewer = [s for s in S["seeds"] if s not in reading_seeds_on(task)]
+    if READ_ON[task] and fewer:
+        out.append(not_run_row("Table 2", f"{TASKS[task][2]}: FedQS under the readings {', '.join(READ_ON[task])}, "
+                               f"seed(s) {fewer}", f"not in `reading_seeds` of this execution ({profile} profile): "
+                               f"{len(READ_METHODS) * len(READ_ON[task]) * len(fewer)} more runs of this column's cost"))
     left = [r for r in READINGS if r != "paper" and r not in READ_ON[task]]
     if left:
         out.append(not_run_row("Table 2", f"{TASKS[task][2]}: FedQS-Avg / FedQS-SGD under the readings {', '.join(left)}",
@@ -468,6 +483,10 @@ def gain_rows(variant=""):
     against the baselines (their own runs) that ran on every column."""
     tag = TAG[variant]
     sel = runs[runs["variant"].isin(["", variant])] if len(runs) else runs
+    if variant and len(sel):  # on each column, the seeds FedQS ran under the reading (`reading_seeds`)
+        mine = runs[runs["variant"] == variant]
+        ran = set(zip(mine["task"], mine["seed"]))
+        sel = sel[[(t, s) in ran for t, s in zip(sel["task"], sel["seed"])]]
     mean = sel.groupby(["aggregation", "method"])[["accuracy", "rounds_to_target", "censored"]].agg(
         {"accuracy": "mean", "rounds_to_target": "mean", "censored": "sum"}) if len(sel) else None
 
@@ -488,7 +507,10 @@ def gain_rows(variant=""):
         cens = {m: int(val(m, "censored")) for m in (fedqs, best, fastest)}
         cens_note = ("; unreached targets censored at T: " + ", ".join(
             f"{METHODS[m][0] + (tag if m == fedqs else '')} {c}" for m, c in cens.items() if c) if any(cens.values()) else "")
-        read_note = f"; reading {variant}: {READING_LABELS[variant]}" if variant else ""
+        fewer = {TASKS[t][2]: reading_seeds_on(t) for t in task_list if reading_seeds_on(t) != S["seeds"]}
+        read_note = (f"; reading {variant}: {READING_LABELS[variant]}" + (
+            "; every method on the seeds the reading ran (" + ", ".join(f"{c}: {v}" for c, v in fewer.items()) + ")"
+            if fewer else "")) if variant else ""
         rows.append({"table": "Table 2", "setting": f"{label} vs fastest-converging {agg} baseline",
                      "metric": "accuracy gain (%)", "paper": paper_fast if six else float("nan"),
                      "measured": 100 * (val(fedqs) - val(fastest)) / val(fastest),
