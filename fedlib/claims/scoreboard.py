@@ -163,8 +163,9 @@ def table(rows) -> list[dict]:
     out = []
     for row in rows:
         c = row.claim
+        reading = row.reading if len(c.readings) > 1 else "—"  # one row: FedQS's readings do not apply
         out.append({"claim": c.id, "paper": c.paper, "where": c.where, "statement": c.claim, "profile": row.profile,
-                    "reading": row.reading if len(c.readings) > 1 else "—", "paper_number": c.paper_number, "measured": measured_text(row),
+                    "reading": reading, "paper_number": c.paper_number, "measured": measured_text(row),
                     "seeds": _seeds(row), "scale": c.scale, "window": _window(row),
                     "other_windows": _windows_text(row), "fragile": _fragile_text(row), "verdict": row.word,
                     "why": _why(row), "report": _report(row), "plan": plan_text(_plan(row))})

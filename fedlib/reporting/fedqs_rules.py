@@ -14,8 +14,8 @@ import pandas as pd
 
 from fedlib.safl.fedqs.readings import READINGS, REVERSE_STEPS, RULE_STEPS, reading_overrides, step_overrides
 
-__all__ = ["FOUNDATION", "PAPER_ARM", "FOUNDATION_ARM", "CODE_ARM", "arm_overrides", "start_of", "rule_arms", "rule_pairs", "rule_diffs",
-           "moving_rules", "check_steps"]
+__all__ = ["FOUNDATION", "PAPER_ARM", "FOUNDATION_ARM", "CODE_ARM", "arm_overrides", "start_of", "rule_arms",
+           "rule_pairs", "rule_diffs", "moving_rules", "check_steps"]
 
 #: each FedQS variant's foundation (the method it modifies)
 FOUNDATION = {"fedqs-sgd": "fedsgd", "fedqs-avg": "fedavg"}
