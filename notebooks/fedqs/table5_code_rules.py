@@ -37,8 +37,9 @@
 # - `smoke`: UCI Adult, 10 clients, K = 3, 5 rounds, 2 seeds, FedQS-SGD, every step both ways — seconds; numbers meaningless.
 # - `cpu`: CIFAR-10 x = 0.5 with the small CNN `cnn3`, 100 clients, K = 10, T = 50 — the settings of
 #   Table 2's x = 0.5 column, whose paper-reading, code-reading and FedSGD / FedAvg runs it shares —
-#   FedQS-SGD and FedQS-Avg, three paired seeds, the steps in `steps` (the runs this machine finished; the
-#   others are not-run rows with their price); no reverse step yet (each a priced not-run row).
+#   FedQS-SGD and FedQS-Avg, three paired seeds, the steps in `steps` for FedQS-SGD and, for FedQS-Avg
+#   (`method_steps`), momentum off and the two angle steps that moved FedQS-SGD most (the runs this machine
+#   finished; the others are not-run rows with their price); no reverse step yet (each a priced not-run row).
 # - `paper`: ResNet-18, T = 400, both variants, every step both ways — needs a GPU.
 #
 # Spec: [`docs/spec/fedqs.md`](../../docs/spec/fedqs.md) — every "spec §" in this notebook refers to it.
@@ -50,6 +51,7 @@ task = None        # adult | cifar10
 methods = None     # FedQS variants, e.g. ["fedqs-sgd", "fedqs-avg"]
 steps = None       # rule steps (fedlib.safl.fedqs.readings.RULE_STEPS), each switched alone on the paper reading
 reverse_steps = None  # reverse steps (REVERSE_STEPS), each switching one rule back to the text's on code-main
+method_steps = None  # {variant: steps} where a FedQS variant runs other steps than `steps`
 seeds = None       # e.g. [0, 1, 2]
 rounds = None      # T; None keeps the profile default
 workers = None     # >1: run the missing cells in a local process pool first (fedlib.experiments.sweep)
@@ -62,15 +64,17 @@ from fedlib.safl.fedqs.readings import REVERSE_STEPS, RULE_STEPS
 profile = resolve_profile(profile)
 CPU_STEPS = ["momentum off", "angle similarity", "angle + code momentum rule", "angle + distance test and G",
              "dividers at aggregation"]  # the steps computed at cpu (the rest: not-run rows with their price)
+# FedQS-Avg at cpu: momentum and the two angle steps that moved FedQS-SGD most (the others: priced not-run rows)
+CPU_AVG_STEPS = ["momentum off", "angle + code momentum rule", "angle + distance test and G"]
 SETTINGS = {
     "smoke": dict(task="adult", methods=["fedqs-sgd"], steps=list(RULE_STEPS), reverse_steps=list(REVERSE_STEPS),
-                  seeds=[0, 1], rounds=5, workers=1,
+                  method_steps={}, seeds=[0, 1], rounds=5, workers=1,
                   reduce=["safl.clients=10", "safl.delays=uniform", "safl.k=3", "data.max_train=2000"]),
-    "cpu": dict(task="cifar10", methods=["fedqs-sgd", "fedqs-avg"], steps=CPU_STEPS, reverse_steps=[], seeds=[0, 1, 2],
-                rounds=50, workers=2,
+    "cpu": dict(task="cifar10", methods=["fedqs-sgd", "fedqs-avg"], steps=CPU_STEPS, reverse_steps=[],
+                method_steps={"fedqs-avg": CPU_AVG_STEPS}, seeds=[0, 1, 2], rounds=50, workers=2,
                 reduce=[]),
     "paper": dict(task="cifar10", methods=["fedqs-sgd", "fedqs-avg"], steps=list(RULE_STEPS),
-                  reverse_steps=list(REVERSE_STEPS), seeds=[0, 1, 2],
+                  reverse_steps=list(REVERSE_STEPS), method_steps={}, seeds=[0, 1, 2],
                   rounds=400, workers=1, reduce=[]),
 }
 LISTS = {'methods', 'steps', 'reverse_steps', 'seeds'}  # knobs that hold lists
@@ -95,22 +99,25 @@ from fedlib.safl.fedqs.readings import READING_LABELS
 sns.set_theme(style="whitegrid", context="notebook")
 GROUP = "fedqs"
 check_names(S["methods"], FOUNDATION, "FedQS variant", "methods")
-check_steps(S["steps"])
+check_names(list(S["method_steps"] or {}), S["methods"], "FedQS variant", "method_steps")
+STEPS = {m: list((S["method_steps"] or {}).get(m, S["steps"])) for m in S["methods"]}  # the steps of each variant
+ALL_STEPS = list(dict.fromkeys(s for m in S["methods"] for s in STEPS[m]))
+for m in S["methods"]:
+    check_steps(STEPS[m])
 check_steps(S["reverse_steps"], reverse=True)
-ARMS = rule_arms(S["steps"], S["reverse_steps"])
 NAMES = {"fedqs-sgd": "FedQS-SGD", "fedqs-avg": "FedQS-Avg"}
 study = Study(S["task"], profile, S["rounds"], S["reduce"])
 data = alpha_variants(S["task"], [0.5])[0]  # CIFAR-10 x = 0.5, Table 2's column (Adult: its own split)
 cells, cfgs = [], []
 for method in S["methods"]:
-    for arm in ARMS:
+    for arm in rule_arms(STEPS[method], S["reverse_steps"]):
         for seed in S["seeds"]:
             run_of = FOUNDATION[method] if arm == FOUNDATION_ARM else method
             overrides = [] if arm == FOUNDATION_ARM else list(arm_overrides(arm))
             cfgs.append(study.config(run_of, [*overrides, *data], seed))
             cells.append((NAMES[method], arm, seed))
-print(f"{len(cfgs)} runs on {S['task']}: {len(S['methods'])} variant(s) × {len(ARMS)} arms × "
-      f"{len(S['seeds'])} seeds")
+print(f"{len(cfgs)} runs on {S['task']}: " + "; ".join(
+    f"{NAMES[m]} {len(rule_arms(STEPS[m], S['reverse_steps']))} arms" for m in S["methods"]) + f" × {len(S['seeds'])} seeds")
 EVALUATION = cadence_words(cfgs[0])
 
 # %%
@@ -131,7 +138,7 @@ runs.groupby(["method", "arm"], sort=False)[["accuracy", "final", "best"]].mean(
 # grey: unresolved). Convergence accuracy, paired over the seeds, 95% t-interval.
 
 # %%
-diffs = rule_diffs(runs, S["steps"], reverse=S["reverse_steps"])
+diffs = rule_diffs(runs, ALL_STEPS, reverse=S["reverse_steps"])
 acc = diffs[diffs["metric"] == "accuracy"] if len(diffs) else diffs
 if len(acc):
     acc = acc.assign(panel=acc["baseline"].map({PAPER_ARM: "arm − paper reading (the rule's effect)",
@@ -159,13 +166,15 @@ out = [settings_row("Table 5 (code rules)", f"{scale}; {len(S['seeds'])} paired 
                     "text's on code-main (REVERSE_STEPS); accuracy = convergence "
                     f"accuracy (mean of the last 20 evaluated rounds); {EVALUATION}; readings: "
                     + "; ".join(f"{r}: {w}" for r, w in READING_LABELS.items()))]
-moving = moving_rules(diffs, [*S["steps"], *S["reverse_steps"]])
-for method in runs["method"].unique():
+moving = moving_rules(diffs, [*ALL_STEPS, *S["reverse_steps"]])
+for key, method in NAMES.items():
+    if key not in S["methods"]:
+        continue
     found = moving.get(method, [])
     out.append({"table": "Table 5 (code rules)", "setting": f"{method}: rules that move it (effect's interval excludes 0)",
                 "metric": "rule steps", "paper": float("nan"),
                 "measured": "; ".join(f"{s} {m:+.2f} [{lo:.2f}, {hi:.2f}]" for s, m, lo, hi in found) or "none",
-                "note": f"of {len(S['steps'])} steps run: {', '.join(S['steps'])}; of {len(S['reverse_steps'])} "
+                "note": f"of {len(STEPS[key])} steps run: {', '.join(STEPS[key])}; of {len(S['reverse_steps'])} "
                         f"reverse steps (from code-main): {', '.join(S['reverse_steps']) or 'none'}"})
 for _, r in diffs.iterrows() if len(diffs) else []:
     steps_tags = {**RULE_STEPS, **REVERSE_STEPS}
@@ -184,10 +193,10 @@ df
 # %%
 costs = cost_table(cells, results, ["method", "arm", "seed"])
 per_run = costs.loc[costs["arm"] != FOUNDATION_ARM, "minutes"].mean()
-NOT_RUN = [{"table": "Table 5 (code rules)", "setting": f"{step} ({', '.join(NAMES[m] for m in S['methods'])})",
-            "reason": f"not in `steps` of this execution ({profile} profile); "
-                      f"{len(S['seeds']) * len(S['methods'])} runs ≈ {len(S['seeds']) * len(S['methods']) * per_run:.0f} host minutes"}
-           for step in RULE_STEPS if step not in S["steps"]]
+NOT_RUN = [{"table": "Table 5 (code rules)", "setting": f"{step} ({NAMES[m]})",
+            "reason": f"not in `steps` / `method_steps` of this execution ({profile} profile); "
+                      f"{len(S['seeds'])} runs ≈ {len(S['seeds']) * per_run:.0f} host minutes"}
+           for step in RULE_STEPS for m in S["methods"] if step not in STEPS[m]]
 NOT_RUN += [{"table": "Table 5 (code rules)", "setting": f"every step ({NAMES[m]})",
              "reason": f"not in `methods` of this execution ({profile} profile); "
                        f"{len(RULE_STEPS) * len(S['seeds'])} runs ≈ {len(RULE_STEPS) * len(S['seeds']) * per_run:.0f} host minutes"}
