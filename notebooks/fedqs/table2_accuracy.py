@@ -339,7 +339,9 @@ if len(read_rows):
     read_rows = read_rows.assign(panel=np.where(read_rows["sign"] == 1, "FedQS under a reading − each baseline",
                                                 "FedQS under a reading − FedQS under the paper reading"))
 show_forest(read_rows, "table2_accuracy_readings", profile, GROUP, caption=CAPTION, y="comparison", col="column", row="panel",
-            title=f"FedQS's readings, convergence accuracy (mean of the last 20 rounds), {len(S['seeds'])} paired seeds")
+            title=f"FedQS's readings, convergence accuracy (mean of the last 20 rounds), {len(S['seeds'])} paired seeds"
+                  + "".join(f"; {TASKS[t][2]}: seeds {reading_seeds_on(t)}" for t in task_list
+                            if READ_ON[t] and reading_seeds_on(t) != S["seeds"]))
 
 
 def chance_level(task):
