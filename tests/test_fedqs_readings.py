@@ -38,8 +38,9 @@ def test_paper_reading_is_the_preset_itself():
     assert reading_overrides("paper") == ()
 
 
-def _changed(opts: FedQSOptions) -> set:
-    base = _options(())
+def _changed(opts: FedQSOptions, start=()) -> set:
+    """The rules (and momentum) ``opts`` sets otherwise than the preset with overrides ``start``."""
+    base = _options(start)
     rules = {f.name for f in dataclasses.fields(PAPER_RULES)
              if getattr(opts.fidelity_rules(), f.name) != getattr(base.fidelity_rules(), f.name)}
     return rules | ({"momentum"} if opts.momentum != base.momentum else set())
@@ -60,20 +61,13 @@ def test_the_steps_cover_every_rule_where_paper_and_code_differ_except_those_equ
     assert "momentum" in covered
 
 
-def _changed_from_code_main(opts: FedQSOptions) -> set:
-    base = _options(reading_overrides("code-main"))
-    rules = {f.name for f in dataclasses.fields(PAPER_RULES)
-             if getattr(opts.fidelity_rules(), f.name) != getattr(base.fidelity_rules(), f.name)}
-    return rules | ({"momentum"} if opts.momentum != base.momentum else set())
-
-
 @pytest.mark.parametrize("step", list(REVERSE_STEPS))
 def test_each_reverse_step_starts_from_code_main_and_switches_back_only_what_it_names(step):
     overrides = step_overrides(step)
     assert overrides[:len(READINGS["code-main"])] == READINGS["code-main"]
     named = {o.split("=")[0].removeprefix("options.") for o in REVERSE_STEPS[step][1]}
     opts = _options(overrides)
-    assert _changed_from_code_main(opts) == named
+    assert _changed(opts, start=reading_overrides("code-main")) == named
     # every rule it switches lands on the paper's text
     for name in named - {"momentum"}:
         assert getattr(opts.fidelity_rules(), name) == getattr(PAPER_RULES, name)

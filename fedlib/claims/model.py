@@ -90,6 +90,11 @@ class Claim:
     note: str = ""
     extra: dict = field(default_factory=dict)
 
+    @property
+    def per_reading(self) -> bool:
+        """Judged once per named reading (a FedQS claim with more than one), each reading its own row."""
+        return len(self.readings) > 1
+
     def problems(self) -> list[str]:
         """What is wrong with the record (empty when valid)."""
         out = []
