@@ -14,6 +14,7 @@ import torch
 
 from fedlib.models import build_model, split_model
 from fedlib.models.split import split_forward_backward
+from fedlib.split.readings import SMOFI_READINGS
 from fedlib.split.smofi import SMoFiHook, SMoFiOptions
 from fedlib.split.splitpath import ClientBatches, train_split_clients
 from fedlib.train import ClientTask, LocalConfig
@@ -59,6 +60,15 @@ def _parts(name="cnn", seed=0, cut=None):
 
 
 SGDM = LocalConfig(lr=0.05, momentum=0.9, weight_decay=5e-4, batch_size=8, epochs=1)
+#: identities 1-4 hold under every named reading of the open fusion rule (fedlib.split.readings)
+READINGS = list(SMOFI_READINGS)
+
+
+def _reading_hook(names, optimizer, reading, n, sizes, **options):
+    """A SMoFi hook under ``reading``, started for a round of ``n`` clients with ``sizes`` samples."""
+    hook = SMoFiHook(names, optimizer, SMoFiOptions(**dict(SMOFI_READINGS[reading].options), **options))
+    hook.start_round(n, sizes=sizes)
+    return hook
 
 
 # ---------------------------------------------------------------------------------------- 6
@@ -81,11 +91,11 @@ def test_6_split_forward_backward_equals_whole_model(cifar, name):
 
 
 # ---------------------------------------------------------------------------------------- 1
-def test_1_one_selected_client_smofi_equals_sflv1_sgdm(cifar):
+@pytest.mark.parametrize("reading", READINGS)
+def test_1_one_selected_client_smofi_equals_sflv1_sgdm(cifar, reading):
     model, client, server = _parts()
     tasks = _tasks([40], SGDM)
-    hook = SMoFiHook([n for n, _ in server.named_parameters()], "sgd")
-    hook.start_round(1)
+    hook = _reading_hook([n for n, _ in server.named_parameters()], "sgd", reading, 1, [40])
     plain = train_split_clients(client, server, model.state_dict(), _batches(tasks, cifar), SGDM)
     fused = train_split_clients(client, server, model.state_dict(), _batches(tasks, cifar), SGDM,
                                 hook=hook)
@@ -95,12 +105,12 @@ def test_1_one_selected_client_smofi_equals_sflv1_sgdm(cifar):
 
 
 # ---------------------------------------------------------------------------------------- 2
-def test_2_beta_zero_smofi_equals_sflv1_plain_sgd(cifar):
+@pytest.mark.parametrize("reading", READINGS)
+def test_2_beta_zero_smofi_equals_sflv1_plain_sgd(cifar, reading):
     local = dataclasses.replace(SGDM, momentum=0.0)
     model, client, server = _parts()
     tasks = _tasks([40, 16, 24], local)  # unequal |T_j|: 5, 2, 3 steps
-    hook = SMoFiHook([n for n, _ in server.named_parameters()], "sgd")  # not told β = 0
-    hook.start_round(3)
+    hook = _reading_hook([n for n, _ in server.named_parameters()], "sgd", reading, 3, [40, 16, 24])  # not told β = 0
     plain = train_split_clients(client, server, model.state_dict(), _batches(tasks, cifar), local)
     fused = train_split_clients(client, server, model.state_dict(), _batches(tasks, cifar), local,
                                 hook=hook)
@@ -116,12 +126,12 @@ def test_2_beta_zero_smofi_equals_sflv1_plain_sgd(cifar):
     LocalConfig(lr=1e-3, optimizer="adam", batch_size=8, epochs=1),
     LocalConfig(lr=1e-3, optimizer="adamw", weight_decay=0.01, batch_size=8, epochs=1),
 ], ids=["sgdm", "nag", "adam", "adamw"])
-def test_3_identical_batches_keep_surrogates_identical_and_equal_sgdm(cifar, local):
+@pytest.mark.parametrize("reading", READINGS)
+def test_3_identical_batches_keep_surrogates_identical_and_equal_sgdm(cifar, local, reading):
     model, client, server = _parts()
     one = list(ClientBatches(ClientTask(0, torch.arange(32), local), cifar, 0, 0))
     names = [n for n, _ in server.named_parameters()]
-    hook = SMoFiHook(names, local.optimizer, SMoFiOptions(fuse_second_moment=True))
-    hook.start_round(3)
+    hook = _reading_hook(names, local.optimizer, reading, 3, [32, 32, 32], fuse_second_moment=True)
     fused = train_split_clients(client, server, model.state_dict(), [one, one, one], local, hook=hook)
     single = train_split_clients(client, server, model.state_dict(), [one], local)[0]
     for r in fused[1:]:
@@ -130,8 +140,9 @@ def test_3_identical_batches_keep_surrogates_identical_and_equal_sgdm(cifar, loc
 
 
 # ---------------------------------------------------------------------------------------- 4
-def test_4_no_finished_client_fused_momentum_is_global_momentum_of_mean_gradient(cifar):
-    """Server surrogates on real smashed data; check m̄^{τ+1} = β m̄^τ + mean_j ∇L_j at each τ."""
+@pytest.mark.parametrize("reading", READINGS)
+def test_4_no_finished_client_fused_momentum_is_global_momentum_of_mean_gradient(cifar, reading):
+    """Server surrogates on real smashed data; check m̄^{τ+1} = β m̄^τ + mean_j ∇L_j at each τ (equal shares)."""
     beta = 0.9
     model, client, server = _parts()
     names = [n for n, _ in server.named_parameters()]
@@ -139,8 +150,7 @@ def test_4_no_finished_client_fused_momentum_is_global_momentum_of_mean_gradient
     servers = [copy.deepcopy(server) for _ in range(C)]
     opts = [torch.optim.SGD(s.parameters(), lr=0.05, momentum=beta) for s in servers]
     named = [dict(s.named_parameters()) for s in servers]
-    hook = SMoFiHook(names, "sgd")
-    hook.start_round(C)
+    hook = _reading_hook(names, "sgd", reading, C, [steps * 8] * C)
     prev = {n: torch.zeros_like(p) for n, p in server.named_parameters()}
     with torch.no_grad():
         acts = client(cifar.batch(torch.arange(C * steps * 8), train=False)[0])
