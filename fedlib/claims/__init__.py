@@ -5,7 +5,7 @@ Modules (one job each):
 - ``model``: the :class:`Claim` and :class:`Cell` records and their validation;
 - ``fedqs_claims``, ``smofi_claims``: the papers' claims and **the papers' numbers** (nowhere else);
 - ``rows``: the rows executed reports saved (comparison CSVs), their intervals and readings;
-- ``verdict``: the one verdict rule (reproduced / partly / against / unresolved / other setting /
+- ``verdict``: the one verdict rule (reproduced / mixed / partial / against / unresolved / other setting / not a test /
   not run) and the fragile mark;
 - ``drift``: the per-task cross-CPU drift record (``benchmarks/results/cross_cpu.json``);
 - ``windows``: other metric windows recomputed from the ledger's histories;

@@ -94,13 +94,29 @@ def _judge_cell(root: Path, cell, reading: str, iv: Interval, claim, entries) ->
     return res
 
 
+def _missing(claim, profile: str, found: list) -> list:
+    """The cells of an ``all_cells`` claim at ``profile`` that have no row under this reading (each counts as open)."""
+    if not claim.all_cells:
+        return []
+    have = {id(cell) for cell, _ in found}
+    return [c for c in claim.cells if profile_of(c.report) == profile and c.kind != "info" and id(c) not in have]
+
+
 def _row(root: Path, claim, profile: str, reading: str, found: list, entries) -> Row:
     results = [_judge_cell(root, cell, reading, entry[0], claim, entries) for cell, entry in found]
     decided = [r for r in results if r.cell.kind != "info"]
-    cw = claim_word([r.side for r in decided], [bool(r.cell.other_setting) for r in decided])
+    missing = _missing(claim, profile, found)
+    sides = [r.side for r in decided] + ["unresolved"] * len(missing)
+    cw = claim_word(sides, [bool(r.cell.other_setting) for r in decided] + [False] * len(missing))
     word = cw.word
     reason = ""
-    if not decided:
+    if missing:
+        reason = (f"a claim about every column: {len(missing)} of its {len(missing) + len(decided)} rows did not run "
+                  f"under this reading ({', '.join(c.label or c.setting for c in missing[:4])}"
+                  f"{', …' if len(missing) > 4 else ''}), each counted as open")
+    if claim.not_a_test:
+        word, reason = "not a test", claim.not_a_test
+    elif not decided:
         word = "not run" if claim.not_run else "unresolved"
         reason = claim.not_run or claim.note
     row = Row(claim, profile, reading, word, cw.would_read, results, reason=reason)

@@ -14,7 +14,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 #: the verdict words of :func:`fedlib.claims.verdict.claim_verdict`, in scoreboard order
-VERDICTS = ("reproduced", "partly", "against", "unresolved", "other setting", "not run")
+VERDICTS = ("reproduced", "mixed", "partial", "against", "unresolved", "other setting", "not a test", "not run")
+#: what each verdict word means (the scoreboard's legend)
+VERDICT_MEANING = {
+    "reproduced": "every row on the paper's side (95 % interval excludes 0 in the paper's direction)",
+    "mixed": "rows on the paper's side and at least one resolved against it",
+    "partial": "some rows on the paper's side, the others open (none against)",
+    "against": "no row on the paper's side, at least one resolved against it",
+    "unresolved": "no row resolved either way",
+    "other setting": "rows only on a dataset, split or model the paper did not use for this claim (a stand-in)",
+    "not a test": "true by construction of the simulator: the measurement cannot come out otherwise",
+    "not run": "no report row tests it (the reason, and where priced, what running it would take)",
+}
 PAPERS = ("FedQS", "SMoFi")
 #: the drift families of benchmarks/results/cross_cpu.json
 FAMILIES = ("cnn3-safl-cifar10", "split-cnn-cifar10", "fcn-safl-adult", "lstm-safl-shakespeare")
@@ -57,6 +68,8 @@ interval excluding 0 either way is on the paper's side). ``other_setting``: a da
     resolution: float = 0.0
     runs_per_pair: int = 2
     reading: str = ""
+    #: settings pooled per seed (Table 4's pooled rows: 4 system settings × the seeds): pairs ≠ seeds
+    settings_per_seed: int = 1
 
 
 @dataclass(frozen=True)
@@ -87,6 +100,11 @@ class Claim:
     #: {(profile, reading): ReadingGap} for the readings a profile's reports did not run
     reading_gaps: dict = field(default_factory=dict)
     not_run: str = ""
+    #: why the claim holds by construction of the simulator (its rows are shown, never judged)
+    not_a_test: str = ""
+    #: a claim about every column (or a mean over them): a reading reproduces it only where every cell of the
+    #: profile ran under it; a cell that did not run counts as open
+    all_cells: bool = False
     note: str = ""
     extra: dict = field(default_factory=dict)
 

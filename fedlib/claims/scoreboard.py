@@ -61,9 +61,14 @@ def measured_text(row, limit: int = 4) -> str:
     return "; ".join(parts)
 
 
+def _pairs_text(r) -> str:
+    k = r.cell.settings_per_seed
+    return str(r.iv.n) if k == 1 else f"{r.iv.n // k} × {k} settings"
+
+
 def _seeds(row) -> str:
-    ns = sorted({r.iv.n for r in row.decided if r.iv is not None and r.iv.n})
-    return "/".join(str(n) for n in ns)
+    """Paired seeds per row (a pooled row: seeds × settings, never settings × seeds counted as seeds)."""
+    return "/".join(sorted({_pairs_text(r) for r in row.decided if r.iv is not None and r.iv.n}))
 
 
 def _windows_text(row) -> str:
@@ -86,7 +91,7 @@ def _fragile_text(row) -> str:
 
 def _plan(row):
     plans = [r.plan for r in row.decided if r.plan is not None]
-    if not plans or row.word not in ("unresolved", "partly", "against", "other setting"):
+    if not plans or row.word not in ("unresolved", "mixed", "partial", "against", "other setting"):
         return None
     def mx(attr):
         vals = [getattr(p, attr) for p in plans]

@@ -10,11 +10,13 @@ accuracy depends on the setting) is on the paper's side when its interval exclud
 otherwise unresolved (no interval shows that a setting does not matter). An ``exact`` row (a deterministic quantity such as virtual time) is decided by
 its one value.
 
-Per claim (:func:`claim_word`): over its rows on the paper's own datasets and splits — every row on
-the paper's side: **reproduced**; some: **partly**; none but one resolved against: **against**;
-else **unresolved**. A claim tested only on a dataset or split the paper does not use is
-**other setting** (with what it would read), never "reproduced"; a claim with no row is **not run**
-with its reason.
+Per claim (:func:`claim_word`): over its rows on the paper's own datasets, splits and models — every
+row on the paper's side: **reproduced**; some on the paper's side and one resolved against it:
+**mixed**; some on the paper's side, the others open: **partial**; none on the paper's side but one
+resolved against: **against**; else **unresolved**. A claim tested only on a dataset, split or model
+the paper does not use for it is **other setting** (with what it would read: "holds on a stand-in",
+never "reproduced"); a claim that holds by construction of the simulator is **not a test** (with the
+reason); a claim with no row is **not run** with its reason.
 
 Fragile (:func:`fragile`): a resolved row whose interval ends closer to 0 than the cross-CPU drift
 threshold of its task (:mod:`fedlib.claims.drift`) — on accuracy, AUC and no-direction rows alike
@@ -125,7 +127,7 @@ def combine(sides: list[str]) -> str:
     if all(s == "paper" for s in sides):
         return "reproduced"
     if any(s == "paper" for s in sides):
-        return "partly"
+        return "mixed" if any(s == "opposite" for s in sides) else "partial"
     if any(s == "opposite" for s in sides):
         return "against"
     return "unresolved"
