@@ -94,26 +94,38 @@ def _judge_cell(root: Path, cell, reading: str, iv: Interval, claim, entries) ->
     return res
 
 
-def _missing(claim, profile: str, found: list) -> list:
-    """The cells of an ``all_cells`` claim at ``profile`` that have no row under this reading (each counts as open)."""
+def _missing(claim, profile: str, reading: str, found: list) -> list:
+    """The comparisons an ``all_cells`` claim makes at ``profile`` that have no row under ``reading`` (each counts as
+    open): its cells there that stand for any reading or this one, and those of its default reading (the first of
+    ``claim.readings``), matched by label — a reading run on fewer columns or bases than the default is partial."""
     if not claim.all_cells:
         return []
-    have = {id(cell) for cell, _ in found}
-    return [c for c in claim.cells if profile_of(c.report) == profile and c.kind != "info" and id(c) not in have]
+    default = claim.readings[0] if claim.readings else ""
+    have = {cell.label or cell.setting for cell, _ in found}
+    out, seen = [], set()
+    for c in claim.cells:
+        label = c.label or c.setting
+        if (profile_of(c.report) == profile and c.kind != "info" and c.reading in ("", reading, default)
+                and label not in have and label not in seen):
+            seen.add(label)
+            out.append(c)
+    return out
 
 
 def _row(root: Path, claim, profile: str, reading: str, found: list, entries) -> Row:
     results = [_judge_cell(root, cell, reading, entry[0], claim, entries) for cell, entry in found]
     decided = [r for r in results if r.cell.kind != "info"]
-    missing = _missing(claim, profile, found)
+    missing = _missing(claim, profile, reading, found)
     sides = [r.side for r in decided] + ["unresolved"] * len(missing)
     cw = claim_word(sides, [bool(r.cell.other_setting) for r in decided] + [False] * len(missing))
     word = cw.word
     reason = ""
     if missing:
-        reason = (f"a claim about every column: {len(missing)} of its {len(missing) + len(decided)} rows did not run "
-                  f"under this reading ({', '.join(c.label or c.setting for c in missing[:4])}"
+        reason = (f"a claim about every column or base: {len(missing)} of its {len(missing) + len(decided)} rows did "
+                  f"not run under this reading ({', '.join(c.label or c.setting for c in missing[:4])}"
                   f"{', …' if len(missing) > 4 else ''}), each counted as open")
+        if (profile, reading) in claim.reading_gaps:
+            reason += "; " + gap_reason(root, claim, profile, reading).split(": ", 1)[-1]
     if claim.not_a_test:
         word, reason = "not a test", claim.not_a_test
     elif not decided:
@@ -141,6 +153,8 @@ def evaluate(root: Path | None = None, claims=None) -> list[Row]:
         for cell in claim.cells:
             for reading, entry in rows.find(root, cell.report, cell.setting, cell.metric).items():
                 reading = cell.reading or reading  # a cell that stands for one reading (Table 5's code pair)
+                if claim.per_reading and reading == "paper" and claim.readings[0] != "paper":
+                    reading = claim.readings[0]  # an untagged row stands for the claim's default reading
                 if entry[0] is not None:
                     by_profile.setdefault(profile_of(cell.report), {}).setdefault(reading, []).append((cell, entry))
         if not by_profile:
@@ -160,7 +174,7 @@ def evaluate(root: Path | None = None, claims=None) -> list[Row]:
 def gap_reason(root: Path, claim, profile: str, reading: str) -> str:
     """Why ``claim`` has no ``reading`` rows at ``profile`` and what they would cost (its :class:`ReadingGap`)."""
     gap = claim.reading_gaps.get((profile, reading))
-    head = f"no {profile} report runs this claim's FedQS rows under the {reading} reading"
+    head = f"no {profile} report runs this claim's rows under the {reading} reading"
     if gap is None:
         return head
     n = sum(k for _, k in gap.runs)

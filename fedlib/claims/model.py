@@ -105,6 +105,8 @@ class Claim:
     #: a claim about every column (or a mean over them): a reading reproduces it only where every cell of the
     #: profile ran under it; a cell that did not run counts as open
     all_cells: bool = False
+    #: the reading a one-reading claim's rows stand for, shown in the scoreboard (e.g. SMoFi's α sweep: ``text``)
+    reading_label: str = ""
     note: str = ""
     extra: dict = field(default_factory=dict)
 

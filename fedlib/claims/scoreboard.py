@@ -168,7 +168,7 @@ def table(rows) -> list[dict]:
     out = []
     for row in rows:
         c = row.claim
-        reading = row.reading if c.per_reading else "—"  # one row: FedQS's readings do not apply
+        reading = row.reading if c.per_reading else (c.reading_label or "—")  # one row: the readings do not apply
         out.append({"claim": c.id, "paper": c.paper, "where": c.where, "statement": c.claim, "profile": row.profile,
                     "reading": reading, "paper_number": c.paper_number, "measured": measured_text(row),
                     "seeds": _seeds(row), "scale": c.scale, "window": _window(row),

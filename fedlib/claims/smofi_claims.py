@@ -1,12 +1,20 @@
 """SMoFi (AAAI 2026): every claim of the paper (from its digest) as a record, with the paper's numbers.
 
 The paper's numbers live here (``fedlib.reporting.smofi`` re-exports them for the notebooks).
-SMoFi has no named readings of the method: each claim has one verdict per profile.
+The claims on SMoFi's own gain (main table, plug-in, speed-up) are judged per named **reading** of the
+open fusion rule (``fedlib.split.readings``): ``text`` from the main-table reports, the other readings from
+the ablations' staleness rows (SMoFi under that reading − FedAvg on the same seeds). A reading that ran on
+fewer bases or settings than ``text`` counts the missing ones as open, with their price.
 """
 
 from __future__ import annotations
 
-from fedlib.claims.model import Cell, Claim
+from fedlib.claims.model import Cell, Claim, ReadingGap
+from fedlib.split.readings import DEFAULT_SMOFI_READING, SMOFI_READINGS
+
+#: the SMoFi readings, the default (``text``) first
+SMOFI_READINGS_RUN = tuple(SMOFI_READINGS)
+OTHER_READINGS = tuple(r for r in SMOFI_READINGS if r != DEFAULT_SMOFI_READING)
 
 # ------------------------------------------------------------------ the paper's numbers (spec §5)
 # main table: base method FedAvg = SFLV1, Dirichlet α = 0.1, best top-1 %
@@ -44,13 +52,46 @@ _NAR_L2 = (f"FedNAR's L2: the official 0.1 at cpu; {LONG_FEDNAR_L2:g} at long, a
 
 
 def _main(setting: str, m: str, b: str, sign: int, window: str = "final") -> Cell:
-    """The main table's paired row ``m − b`` on ``setting``: ``full`` / ``shards`` at cpu, ``partial`` at long."""
+    """The main table's paired row ``m − b`` on ``setting``: ``full`` / ``shards`` at cpu, ``partial`` at long.
+    A SMoFi row is the ``text`` reading (the main table runs the default options)."""
     other = SHARDS if setting == "shards" else ""
     metric = f"paired gain in {window}"
     report, last = (MAIN.replace("cpu/", "long/", 1), 10) if setting == "partial" else (MAIN, 5)
     return Cell(report, f"cifar10, {setting}, {m} − {b}", metric, sign, label=f"{setting}: {m} − {b}",
                 window=f"final (last {last})" if window == "final" else "auc", other_setting=other, family=FAMILY,
-                windows=(("auc", "paired gain in auc"),) if window == "final" else ())
+                windows=(("auc", "paired gain in auc"), ("best", "paired gain in best")) if window == "final" else (),
+                reading=DEFAULT_SMOFI_READING if "SMoFi" in m else "")
+
+
+def _reading_row(reading: str, long: bool, window: str = "final") -> Cell:
+    """SMoFi under ``reading`` − FedAvg (the ablations' staleness rows, α = −0.1) at cpu (Dirichlet 0.1, ``full``)
+    or ``long`` (``partial``), labelled as the main table's ``+ SMoFi − FedAvg`` row it stands beside."""
+    report, last = (ABL.replace("cpu/", "long/", 1), 10) if long else (ABL, 5)
+    setting = "partial" if long else "full"
+    return Cell(report, f"reading {reading}, α=-0.1, SMoFi − FedAvg", f"paired gain in {window} accuracy", 1,
+                label=f"{setting}: + SMoFi − FedAvg", window=f"final (last {last})" if window == "final" else window,
+                family=FAMILY, reading=reading,
+                windows=(("auc", "paired gain in auc"), ("best", "paired gain in best")) if window == "final" else ())
+
+
+def _readings_rows(window: str = "final") -> tuple:
+    """SMoFi − FedAvg under every reading other than ``text``, at cpu and long."""
+    return tuple(_reading_row(r, long, window) for r in OTHER_READINGS for long in (False, True))
+
+
+#: seeds the long profile plans per pair (main_accuracy's LONG_SEEDS)
+LONG_PAIRS = 5
+
+
+def _plugin_gap(reading: str) -> ReadingGap:
+    """What the plug-in / speed-up claims need under ``reading`` at long beyond the FedAvg pair: FedProx and
+    FedNAR + SMoFi under it at the plan's five seeds (their bases are main_accuracy's runs)."""
+    return ReadingGap(f"the {reading} reading ran on the FedAvg base only (ablations' staleness rows); FedProx and "
+                      f"FedNAR + SMoFi under it at {LONG_PAIRS} paired seeds",
+                      ((MAIN.replace("cpu/", "long/", 1), 2 * LONG_PAIRS),))
+
+
+PER_READING_GAPS = {("long", r): _plugin_gap(r) for r in OTHER_READINGS}
 
 
 def _main3(m: str, b: str, sign: int, window: str = "final") -> tuple:
@@ -75,7 +116,7 @@ LONG_ALPHA_SWEEP = (-0.05, -0.5, -1.0)
 def _alpha(a: float) -> Cell:
     """SMoFi at staleness exponent ``a`` − SMoFi at the default −0.1 (long ablations), the paper's rule otherwise:
     a claim without a direction ("needs tuning"), so an interval excluding 0 either way is on the paper's side."""
-    return _abl(f"decay, ÷|J^n| (paper), α={a:g}, SMoFi − SMoFi, paper reading", 1, long=True,
+    return _abl(f"reading text, α={a:g}, SMoFi − SMoFi, reading text", 1, long=True,
                 label=f"α = {a:g} − α = −0.1".replace("-", "−"), kind="differs")
 
 
@@ -83,23 +124,27 @@ def _claim(id, where, claim, metric, window, sign, cells=(), **kw) -> Claim:
     return Claim(id, "SMoFi", where, claim, metric, window, sign, kw.pop("scale", SCALE), tuple(cells), **kw)
 
 
+def _per_reading(id, where, claim, metric, window, sign, cells=(), **kw) -> Claim:
+    """A claim on SMoFi's own gain: one verdict per reading; a reading with fewer bases than ``text`` is partial."""
+    kw.setdefault("reading_gaps", PER_READING_GAPS)
+    return _claim(id, where, claim, metric, window, sign, cells, readings=SMOFI_READINGS_RUN, all_cells=True, **kw)
+
+
 _DL = "CIFAR-100 and Tiny-ImageNet are not on the build machines (needs download)"
 CLAIMS = (
-    _claim("smofi-main-smofi", "Main table", "FedAvg + SMoFi is more accurate than FedAvg on CIFAR-10.",
+    _per_reading("smofi-main-smofi", "Main table", "FedAvg + SMoFi is more accurate than FedAvg on CIFAR-10.",
            "final accuracy", "final (last 5); paper: best", 1,
-           (*_main3("+ SMoFi", "FedAvg", 1),
-            _abl("drop, ÷Σ weights, α=-0.1, SMoFi − FedAvg", 1, long=True, label="partial: + SMoFi (drop, ÷Σ) − FedAvg",
-                 other="SMoFi with the staleness variant drop + ÷Σ weights (not the paper's rule)")), scale=MAIN_SCALE,
+           (*_main3("+ SMoFi", "FedAvg", 1), *_readings_rows()), scale=MAIN_SCALE,
            paper_number="81.82 % vs 77.16 % (+4.66)",
            paper_effect=PAPER_ACCURACY["cifar10"]["+ SMoFi"] - PAPER_ACCURACY["cifar10"]["FedAvg"]),
     _claim("smofi-main-fedavgm", "Main table", "FedAvgM is more accurate than FedAvg on CIFAR-10.", "final accuracy",
            "final (last 5)", 1, _main3("+ FedAvgM", "FedAvg", 1), scale=MAIN_SCALE,
            paper_number="79.19 % vs 77.16 % (+2.03)",
-           paper_effect=PAPER_ACCURACY["cifar10"]["+ FedAvgM"] - PAPER_ACCURACY["cifar10"]["FedAvg"]),
+           paper_effect=PAPER_ACCURACY["cifar10"]["+ FedAvgM"] - PAPER_ACCURACY["cifar10"]["FedAvg"], reading_label="— (no fusion)"),
     _claim("smofi-main-slowmo", "Main table", "SlowMo is less accurate than FedAvg on CIFAR-10.", "final accuracy",
            "final (last 5)", -1, _main3("+ SlowMo", "FedAvg", -1), scale=MAIN_SCALE,
            paper_number="76.54 % vs 77.16 % (−0.62)",
-           paper_effect=PAPER_ACCURACY["cifar10"]["+ SlowMo"] - PAPER_ACCURACY["cifar10"]["FedAvg"]),
+           paper_effect=PAPER_ACCURACY["cifar10"]["+ SlowMo"] - PAPER_ACCURACY["cifar10"]["FedAvg"], reading_label="— (no fusion)"),
     _claim("smofi-main-other-datasets", "Main table", "The CIFAR-100 and Tiny-ImageNet columns (SMoFi 53.83 % and "
            "39.73 %, above every other method).", "best accuracy", "best", 1,
            paper_number="53.83 % / 39.73 %", not_run=_DL),
@@ -110,10 +155,10 @@ CLAIMS = (
     _claim("smofi-16-rounds", "Frameworks table", "On Tiny-ImageNet SMoFi reaches the target in 16 rounds, SFLV1 "
            "needs more than 400.", "rounds to target", "rounds to target", -1, paper_number="16 vs > 400",
            not_run=_DL),
-    _claim("smofi-speedup-cifar10", "Speed-up", "On CIFAR-10 SMoFi converges 4.61–5.54× faster than its bases.",
-           "AUC gain (mean accuracy over the run) and speed-up", "auc", 1,
+    _per_reading("smofi-speedup-cifar10", "Speed-up", "On CIFAR-10 SMoFi converges 4.61–5.54× faster than its "
+           "bases.", "AUC gain (mean accuracy over the run) and speed-up", "auc", 1,
            (*_main3("+ SMoFi", "FedAvg", 1, "auc"), *_main3("FedProx + SMoFi", "FedProx", 1, "auc"),
-            *_main3("FedNAR + SMoFi", "FedNAR", 1, "auc"),
+            *_main3("FedNAR + SMoFi", "FedNAR", 1, "auc"), *_readings_rows("auc"),
             Cell(SPEED, "cifar10, full, SMoFi over FedAvg / FedProx / FedNAR", "smallest SMoFi speed-up", 1,
                  label="smallest speed-up, Dirichlet 0.1", kind="info", family=FAMILY),
             Cell(SPEED, "cifar10, shards, SMoFi over FedAvg / FedProx / FedNAR", "largest SMoFi speed-up", 1,
@@ -130,20 +175,20 @@ CLAIMS = (
                  window="final (last 5)", family=FAMILY, windows=(("auc", "paired gain in auc"),),
                  other_setting="CIFAR-10, IID (the paper reports SFLV2 on Tiny-ImageNet only)")),
            paper_number="34.72 % vs 33.43 %"),
-    _claim("smofi-plugin", "Plug-in", "SMoFi adds 3–7 points to each base (FedAvg, FedProx, FedNAR).",
+    _per_reading("smofi-plugin", "Plug-in", "SMoFi adds 3–7 points to each base (FedAvg, FedProx, FedNAR).",
            "final accuracy", "final (last 5)", 1,
            (*_main3("+ SMoFi", "FedAvg", 1), *_main3("FedProx + SMoFi", "FedProx", 1),
-            *_main3("FedNAR + SMoFi", "FedNAR", 1)), scale=MAIN_SCALE,
+            *_main3("FedNAR + SMoFi", "FedNAR", 1), *_readings_rows()), scale=MAIN_SCALE,
            paper_number="+3 to +7 points", paper_effect=PAPER_PLUGIN_GAIN[0], note=_NAR_L2),
     _claim("smofi-optimizers", "Optimizers", "SMoFi gains over FedAvg with SGDM, NAG, Adam and AdamW.",
            "final accuracy", "final (last 5)", 1,
-           tuple(_abl(f"{o}, SMoFi − FedAvg") for o in ("SGDM", "NAG", "Adam", "AdamW"))),
+           tuple(_abl(f"{o}, SMoFi − FedAvg") for o in ("SGDM", "NAG", "Adam", "AdamW")), reading_label="text"),
     _claim("smofi-clients", "Clients", "SMoFi's gain grows with more clients.", "gain(N = 40) − gain(N = 10)",
            "final (last 5)", 1,
            (Cell(ABL, "gain at N=40, 40 per round − gain at N=10, 10 per round, SMoFi − FedAvg − the same at fewer "
                       "clients", "paired gain in final accuracy", 1, label="gain(40) − gain(10)",
                  window="final (last 5)", family=FAMILY, runs_per_pair=4),),
-           note="SMoFi − FedAvg at N = 20 and 40 alone are not the claim's test: the claim is about the change"),
+           note="SMoFi − FedAvg at N = 20 and 40 alone are not the claim's test: the claim is about the change", reading_label="text"),
     _claim("smofi-architectures", "Architectures", "SMoFi gains across architectures (VGG-16, MobileNetV2, ResNet-18, "
            "DenseNet-121) and more with larger models.", "accuracy", "best", 1,
            not_run="the architecture sweep needs the paper's models on full CIFAR-10: GPU-scale, not in any profile run"),
@@ -152,13 +197,20 @@ CLAIMS = (
            paper_number="α = −0.1", scale=LONG_SCALE,
            not_run="the α sweep runs at the long profile only (ablations, -p 'alphas=[...]'); the cpu profile "
                    "runs α = −0.1",
-           note="no direction: accuracy that moves with α (an interval excluding 0 either way) is the paper's side"),
+           note="no direction: accuracy that moves with α (an interval excluding 0 either way) is the paper's side", reading_label="text"),
     _claim("smofi-staleness-rule", "Staleness factor", "Keeping finished clients' decayed momenta in the fusion "
            "(the staleness factor) is better than dropping them.", "final accuracy", "final (last 5)", -1,
-           (_abl("drop, ÷|J^n|, α=-0.1, SMoFi − SMoFi, paper reading", -1, parts=2),
-            _abl("drop, ÷Σ weights, α=-0.1, SMoFi − SMoFi, paper reading", -1, parts=2),
-            _abl("drop, ÷Σ weights, α=-0.1, SMoFi − SMoFi, paper reading", -1, long=True, parts=2)),
-           scale=f"{SCALE}; {LONG_SCALE}"),
+           tuple(_abl(f"reading {r}, α=-0.1, SMoFi − SMoFi, reading text", -1, long=long, label=f"{r} − text")
+                 for long in (False, True) for r in ("drop-J", "fresh")),
+           scale=f"{SCALE}; {LONG_SCALE}", reading_label="drop-J, fresh − text"),
+    _per_reading("smofi-above-momentum-baselines", "Main table", "FedAvg + SMoFi is more accurate than FedAvgM and "
+                 "SlowMo on CIFAR-10 (the point of the main table).", "final accuracy", "final (last 5); paper: best", 1,
+                 (*_main3("+ SMoFi", "+ FedAvgM", 1), *_main3("+ SMoFi", "+ SlowMo", 1)), scale=MAIN_SCALE,
+                 paper_number="81.82 % vs 79.19 % / 76.54 % (+2.63 / +5.28)",
+                 paper_effect=PAPER_ACCURACY["cifar10"]["+ SMoFi"] - PAPER_ACCURACY["cifar10"]["+ FedAvgM"],
+                 reading_gaps={("long", r): ReadingGap(
+                     "SMoFi under this reading runs in the ablations report, FedAvgM and SlowMo in main_accuracy: "
+                     "pairing them on their common seeds needs no new runs") for r in OTHER_READINGS}),
     _claim("smofi-fednag", "Main text", "FedNAG's periodic momentum aggregation lowers accuracy in some settings.",
            "final accuracy", "final (last 5)", -1,
            (_main("full", "FedNAG", "FedAvg", -1), _main("shards", "FedNAG", "FedAvg", -1))),

@@ -84,6 +84,14 @@ STATE_KEYS = ("addon", "carry", "nag")  # the methods' entries in SplitTrainer.s
 
 
 # ------------------------------------------------------------------------------------------- data
+def selected_clients(seed: int, n: int, clients: int, per_round: int) -> list[int]:
+    """The clients of round ``n`` (0-based): ``per_round`` of ``clients``, uniform without replacement, seeded by
+    ``(seed, "split-select", n)``, sorted."""
+    g = generator(seed, "split-select", int(n))
+    perm = torch.randperm(int(clients), generator=g)
+    return sorted(perm[:per_round].tolist())
+
+
 def _subsample(n: int, k: int | None, *parts) -> Tensor | None:
     if k is None or k >= n:
         return None
@@ -241,10 +249,8 @@ class SplitTrainer:
 
     # ---------------------------------------------------------------------------------- helpers
     def selected(self, n: int) -> list[int]:
-        """The clients of round ``n`` (0-based): uniform without replacement, seeded, sorted."""
-        g = generator(self.seed, "split-select", int(n))
-        perm = torch.randperm(len(self.parts), generator=g)
-        return sorted(perm[: self.per_round].tolist())
+        """The clients of round ``n`` (0-based): :func:`selected_clients`."""
+        return selected_clients(self.seed, n, len(self.parts), self.per_round)
 
     def sflv2_order(self, n: int, k: int) -> list[int]:
         """The order (positions in the selected list) SFLV2's server serves round ``n``'s clients."""

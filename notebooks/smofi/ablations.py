@@ -36,17 +36,18 @@
 #   (|J^n| or Σ weights) nor a data-share weighting of the active clients. Under Dirichlet 0.1 the
 #   |T_j| span 1–27 steps at `cpu`: finished clients' decayed momenta stay in the sum divided by
 #   |J^n|, which shrinks the fused step, and a 16-image client weighs as much as an 800-image one.
-#   The variants, each a named option (`fedlib.split.smofi`):
-#   - *decay, ÷|J^n|* — the paper's reading and fedlib's default (= `main_accuracy`'s SMoFi run);
-#   - *decay, ÷Σ weights* — `options.renormalise=true` (a weighted mean, keeps m̄'s scale);
-#   - *decay, data-share weights, ÷|J^n|* — `options.weighting=samples`: each signal weighted by
-#     its client's share of the round's samples (the weights the round-end average uses);
-#   - *drop, ÷|J^n|* — `options.stale=drop`: finished momenta leave the sum, the denominator stays
-#     (the α → −∞ limit of the paper's rule);
-#   - *drop, ÷Σ weights* — `options.stale=drop` + `renormalise=true`: the plain mean of the active
-#     surrogates' momenta;
-#   - at `smoke`/`paper` also other α with the paper's rule and the other reading of the staleness
+#   The variants are the named **readings** of the open rule (`fedlib.split.readings`, spec §2 "Readings"):
+#   - `text` — decay, ÷|J^n|, uniform weights: the digest's formula as written, fedlib's default
+#     (= `main_accuracy`'s SMoFi run);
+#   - `text-weighted` — decay, ÷Σ weights (`options.renormalise=true`: a weighted mean, keeps m̄'s scale);
+#   - `data-share` — decay, ÷|J^n|, each signal weighted by its client's share of the round's samples
+#     (`options.weighting=samples`, the weights the round-end average uses);
+#   - `drop-J` — finished momenta leave the sum, the denominator stays |J^n| (`options.stale=drop`);
+#   - `fresh` — finished momenta dropped, the plain mean of the active surrogates' momenta
+#     (`options.stale=drop` + `renormalise=true`);
+#   - at `smoke`/`paper` also other α under `text` and the other reading of the staleness
 #     index (`options.stale_index=from0`: first stale weight 1 instead of 2^α).
+#   Every row names its reading; a verdict under `text` is a verdict on fedlib's reading of the paper.
 #   The |T_j| spread is printed per seed;
 # - **optimizers**: SGDM (β 0.9), NAG (Nesterov 0.9), Adam and AdamW, lr `adam_lr` for the Adam
 #   family [D: 0.001; the paper's value is not known]. SMoFi with Adam/AdamW fuses **both moments**
@@ -127,6 +128,8 @@ from fedlib.reporting.stats import early_accuracy
 from fedlib.reporting.smofi import (LONG_ALPHA_SWEEP, PAPER_ALPHA, diverged_note, planned_not_run, run_cost,
                                     smofi_partition)
 from fedlib.core.errors import FedlibError
+from fedlib.reporting.smofi_mechanism import fusion_profile, round_steps, show_fusion_mechanism
+from fedlib.split.readings import DEFAULT_SMOFI_READING, SMOFI_READINGS
 from fedlib.split.sfl import prepare_data
 from fedlib.split.smofi import step_count_spread
 from fedlib.train.config import batches_per_epoch
@@ -136,15 +139,13 @@ profile = resolve_profile(profile)
 FAMILIES = ["staleness", "optimizers", "momentum", "clients", "participation", "architectures"]
 ALL_ARCHS = ["vgg16", "mobilenetv2", "resnet18", "densenet121"]
 OPTIMIZERS = ["SGDM", "NAG", "Adam", "AdamW"]
-PAPER_RULE = "decay, ÷|J^n| (paper)"  # the paper's reading, fedlib's default: label of its α rows
+PAPER_RULE = f"reading {DEFAULT_SMOFI_READING}"  # fedlib's default reading of the open rule: label of its α rows
 LONG_ALPHAS = sorted({PAPER_ALPHA, *LONG_ALPHA_SWEEP}, reverse=True)  # the long profile's planned α sweep (issue 43)
-# the staleness rule's variants other than the paper's reading (α = −0.1): name -> SMoFi options
-RULES = {"decay, ÷Σ weights": {"options.renormalise": True},
-         "decay, data-share weights, ÷|J^n|": {"options.weighting": "samples"},
-         "drop, ÷|J^n|": {"options.stale": "drop"},
-         "drop, ÷Σ weights": {"options.stale": "drop", "options.renormalise": True},
-         "decay, ÷|J^n|, index from 0": {"options.stale_index": "from0"}}
-CPU_RULES = list(RULES)[:4]
+# the staleness rule's variants other than the default reading (α = −0.1): the other named readings
+# (fedlib.split.readings) and the step-index variant of `text` -> SMoFi options
+RULES = {**{name: r.overrides for name, r in SMOFI_READINGS.items() if name != DEFAULT_SMOFI_READING},
+         "text, index from 0": {"options.stale_index": "from0"}}
+CPU_RULES = [r for r in RULES if r in SMOFI_READINGS]  # the four other readings
 SETTINGS = {
     "smoke": dict(ablations=FAMILIES, alphas=[-0.1, -1.0], rules=list(RULES), client_counts=[4, 8],
                   client_fraction=0.5, architectures=["cnn"], optimizers=["SGDM", "Adam"], adam_lr=0.001,
@@ -162,7 +163,7 @@ SETTINGS = {
                   max_test=None, last=10, workers=1),
     # the long profile: the staleness question on all of CIFAR-10, 10 of 20 clients, Dirichlet 0.1 (main_accuracy's
     # long runs: FedAvg and α = −0.1 are shared); never picked by `auto`
-    "long": dict(ablations=["staleness"], alphas=[-0.05, -0.1, -0.5, -1.0], rules=["drop, ÷Σ weights"],
+    "long": dict(ablations=["staleness"], alphas=[-0.05, -0.1, -0.5, -1.0], rules=CPU_RULES,
                  client_counts=[20], client_fraction=0.5, architectures=["cnn"], optimizers=["SGDM"], adam_lr=0.001,
                  first_moment_only=False, seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None,
                  model="cnn3", cut="conv1", max_test=None, last=10, workers=2),
@@ -203,7 +204,8 @@ if "staleness" in S["ablations"]:
     for rule in S["rules"]:
         if rule not in RULES:
             raise FedlibError(f"unknown staleness rule {rule!r}", f"use some of {list(RULES)}")
-        plan.append(("staleness", f"{rule}, α=-0.1", "SMoFi", "fedavg+smofi", {"options.alpha": -0.1, **RULES[rule]},
+        label = f"reading {rule}" if rule in SMOFI_READINGS else rule
+        plan.append(("staleness", f"{label}, α=-0.1", "SMoFi", "fedavg+smofi", {"options.alpha": -0.1, **RULES[rule]},
                      S["seeds"]))
 if "momentum" in S["ablations"]:  # the paradox: FedAvg with and without momentum (SGDM is the main table's FedAvg)
     plan.append(("momentum", "SGD (no momentum)", "FedAvg", "fedavg", {"local.momentum": 0.0}, S["seeds"]))
@@ -297,6 +299,41 @@ if fams:
     plt.show()
 
 # %% [markdown]
+# ## The mechanism: who feeds the fused momentum during a round
+#
+# Left: in round 1 of the first seed, how many of the selected surrogates are still taking steps (each client's
+# |T_j| = ⌈n_j / B⌉ under Dirichlet 0.1). Middle: the share of the fused buffer's weight that comes from the
+# finished clients' frozen final momenta, per reading (computed from the readings' coefficients, no training):
+# under `text` most of a round's steps re-inject the frozen momenta into every active surrogate, while each active
+# client's own signal keeps weight 1/|J^n|; `fresh` and `drop-J` never do. Right: the readings' accuracy curves
+# (FedAvg, no fusion, beside them).
+
+# %%
+stale_runs = [(label, seed, cfg) for fam, label, method, seed, cfg in cells
+              if fam == "staleness" and (label == f"{PAPER_RULE}, α=-0.1" or label.startswith("reading "))]
+if stale_runs:
+    seed0 = min(seed for _, seed, _ in stale_runs)
+    steps, sizes = round_steps(config("fedavg+smofi", seed0))
+    shown = [DEFAULT_SMOFI_READING] + [r for r in S["rules"] if r in SMOFI_READINGS]
+    mech = fusion_profile(steps, sizes, shown)
+    curves = [pd.DataFrame({"reading": label.split(",")[0].removeprefix("reading "), "seed": seed,
+                            "round": done[cfg.config_hash()].history["round"],
+                            "accuracy": 100 * pd.to_numeric(done[cfg.config_hash()].history["accuracy"],
+                                                            errors="coerce")}).dropna()
+              for label, seed, cfg in stale_runs]
+    curves += [pd.DataFrame({"reading": "FedAvg (no fusion)", "seed": seed, "round": done[cfg.config_hash()].history["round"],
+                             "accuracy": 100 * pd.to_numeric(done[cfg.config_hash()].history["accuracy"],
+                                                             errors="coerce")}).dropna()
+               for fam, label, method, seed, cfg in cells if fam == "staleness" and method == "FedAvg"]
+    show_fusion_mechanism(mech, pd.concat(curves, ignore_index=True),
+                          f"SMoFi's readings of the open rule ({profile} profile, seed {seed0}: |T_j| of round 1 = "
+                          f"{sorted(steps)}; accuracy over {len({s for _, s, _ in stale_runs})} seed(s))",
+                          "ablations_mechanism", profile)
+    print(mech.groupby("reading", sort=False)[["frozen_share", "own_weight"]].mean().round(3)
+          .rename(columns={"frozen_share": "mean share of frozen momenta over the round's steps",
+                           "own_weight": "mean weight of an active client's own signal"}).to_string())
+
+# %% [markdown]
 # ## Paired differences: each SMoFi variant against FedAvg, and each staleness rule against the paper's reading, on the same seeds
 
 # %%
@@ -310,15 +347,20 @@ for fam in fams:
             base = sub[sub["method"] == "FedAvg"]
         if fam == "momentum":  # one method (FedAvg), two optimizers: paired below
             continue
+        # a staleness row names its reading of the open rule (the α rows run `text`); the paper's metric is the
+        # best accuracy, so the readings are compared on final, AUC and best
+        reading = label.split(",")[0].removeprefix("reading ") if fam == "staleness" else ""
         for method in [m for m in dict.fromkeys(here["method"]) if m != "FedAvg"]:
             pair = pd.concat([here[here["method"] == method], base]).assign(
                 who=lambda t: np.where(t["method"] == "FedAvg", "base", "variant"))
-            r = paired_difference(pair, "final", "variant", "base", method_col="who")
-            # the paper: SMoFi above FedAvg in every family (the first-moment-only rule is fedlib's, no claim)
-            sign = 0 if "first moment only" in method else 1
-            diffs.append({"family": fam, "setting": label, "variant": method, "base": "FedAvg", "mean": r["mean"],
-                          "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"],
-                          "verdict": signed_verdict(r, sign)})
+            for metric in (("final", "auc", "best") if fam == "staleness" else ("final",)):
+                r = paired_difference(pair, metric, "variant", "base", method_col="who")
+                # the paper: SMoFi above FedAvg in every family (the first-moment-only rule is fedlib's, no claim)
+                sign = 0 if "first moment only" in method else 1
+                diffs.append({"family": fam, "setting": label, "variant": method, "base": "FedAvg", "metric": metric,
+                              "reading": reading if reading in SMOFI_READINGS else "", "mean": r["mean"],
+                              "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"],
+                              "verdict": signed_verdict(r, sign)})
 # the gain's growth with the number of clients: (SMoFi − FedAvg at the largest N) − (the same at the smallest N),
 # paired on the seeds (the paper: gains grow with more clients, so expected > 0)
 if "clients" in fams and len(CLIENTS_OF) >= 2:
@@ -346,12 +388,12 @@ if len(stale) and PAPER_LABEL in set(stale["setting"]):
     for label in [x for x in dict.fromkeys(stale["setting"]) if x not in (PAPER_LABEL, "FedAvg (no fusion)")]:
         pair = pd.concat([stale[stale["setting"] == label].assign(who="variant"), ref])
         r = paired_difference(pair, "final", "variant", "base", method_col="who")
-        diffs.append({"family": "staleness", "setting": label, "variant": "SMoFi", "base": "SMoFi, paper reading",
+        diffs.append({"family": "staleness", "setting": label, "variant": "SMoFi", "base": f"SMoFi, {PAPER_RULE}",
                       "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"],
                       "verdict": signed_verdict(r, 0)})  # the paper compares no variant of its rule
-diffs = pd.DataFrame([{"metric": "final", **d} for d in diffs],  # the metric compared: final unless named
-                     columns=["family", "setting", "variant", "base", "metric", "mean", "lo", "hi", "n", "per seed",
-                              "verdict"])
+diffs = pd.DataFrame([{"metric": "final", "reading": "", **d} for d in diffs],  # final unless named
+                     columns=["family", "setting", "variant", "base", "metric", "reading", "mean", "lo", "hi", "n",
+                              "per seed", "verdict"])
 diffs.round(2)
 
 # %%
@@ -392,7 +434,7 @@ for (fam, label, method), r in mean.iterrows():
                 "measured": round(float(r["mean"]), 2), "note": "; ".join(n for n in notes if n)})
 for _, r in diffs.iterrows():
     out.append({"table": f"ablation: {r['family']}", "setting": f"{r['setting']}, {r['variant']} − {r['base']}",
-                "metric": f"paired gain in {r['metric']} accuracy (points)", "paper": np.nan,
+                "metric": f"paired gain in {r['metric']} accuracy (points)", "paper": np.nan, "reading": r["reading"],
                 "measured": round(r["mean"], 2),
                 "note": "; ".join(n for n in (f"95% interval {interval_text(r['lo'], r['hi'])} over {r['n']} seeds, "
                                               f"per seed {r['per seed']}", r["verdict"], CLAIMS[r["family"]],
