@@ -13,15 +13,16 @@ def build(root: Path | None = None) -> dict[Path, str]:
     from fedlib.core.paths import checkout
 
     root = Path(root or checkout())
-    records = scoreboard.table(evaluate(root))
+    rows = evaluate(root)
+    records = scoreboard.table(rows)
     drift_rows = drift.table(drift.load(root))
-    out = {root / "reports" / "SCOREBOARD.md": scoreboard.markdown(records, drift_rows),
+    out = {root / "reports" / "SCOREBOARD.md": scoreboard.markdown(records, drift_rows, rows),
            root / "reports" / "SCOREBOARD.csv": scoreboard.to_csv(records)}
     readme_path = root / "README.md"
     if readme_path.is_file():
         text = readme_path.read_text()
         try:
-            out[readme_path] = readme.replace(text, readme.section(records, drift_rows))
+            out[readme_path] = readme.replace(text, readme.section(rows))
         except ValueError:
             pass  # a README without the markers is left alone
     return out
