@@ -35,7 +35,8 @@ def test_side_of_each_outcome():
 
 def test_claim_words():
     assert claim_word(["paper", "paper"], [False, False]).word == "reproduced"
-    assert claim_word(["paper", "unresolved"], [False, False]).word == "partly"
+    assert claim_word(["paper", "unresolved"], [False, False]).word == "partial"   # rows open, none against
+    assert claim_word(["paper", "opposite", "unresolved"], [False] * 3).word == "mixed"  # a row against
     assert claim_word(["opposite", "unresolved"], [False, False]).word == "against"
     assert claim_word(["unresolved"], [False]).word == "unresolved"
     w = claim_word(["paper", "paper"], [True, True])

@@ -91,7 +91,7 @@ def test_an_unknown_reading_is_refused_with_the_choices(bad):
 
 
 def test_a_reading_tag_names_the_reading_and_claims_read_it_back():
-    from fedlib.claims.rows import reading_of
+    from fedlib.claims.evidence import split_reading as reading_of
 
     assert reading_tag("paper") == ""
     for reading in ("code-main", "code-momentum"):
@@ -100,7 +100,7 @@ def test_a_reading_tag_names_the_reading_and_claims_read_it_back():
 
 
 def test_a_report_runs_only_fedqs_under_the_other_readings_and_names_each_row_by_its_reading():
-    from fedlib.claims.rows import reading_of
+    from fedlib.claims.evidence import split_reading as reading_of
     from fedlib.reporting.fedqs import METHODS, readings_of, row_name
 
     read_on = ["code-main", "code-momentum"]

@@ -1,7 +1,8 @@
 """Judging every claim: its rows read from the reports, one verdict per profile and reading.
 
 :func:`evaluate` returns one :class:`Row` per claim × profile × reading (a claim not run: one row).
-Data: the reports' comparison CSVs (the paired intervals), their ``runs.json`` and the ``ledger/``
+Data: the reports' evidence records (``<report>.evidence.json``: the paired intervals as numbers,
+:mod:`fedlib.claims.evidence`), their ``runs.json`` and the ``ledger/``
 (other windows recomputed from histories, run minutes for the power plan), and
 ``benchmarks/results/cross_cpu.json`` (the drift). No training, no result store: a fresh clone has
 all of it.
@@ -13,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from fedlib.claims import drift as drift_mod
-from fedlib.claims import power, rows, windows
+from fedlib.claims import evidence, power, windows
 from fedlib.claims.verdict import Interval, claim_word, combine, fragile, judge
 
 _NO_DRIFT = ("loss", "rounds", "oscillation", "time", "speed-up")
@@ -74,7 +75,7 @@ def _judge_cell(root: Path, cell, reading: str, iv: Interval, claim, entries) ->
     j = judge(iv, cell.sign, threshold, cell.kind, cell.small)
     res = CellResult(cell, iv, j.side, j.fragile, j.why, drift=d if has_drift(cell) else None)
     for name, metric in cell.windows:
-        other = rows.find(root, cell.report, cell.setting, metric).get(reading)
+        other = evidence.find(root, cell.report, cell.setting, metric).get(reading)
         if other and other[0] is not None:
             w = judge(other[0], cell.sign, threshold, cell.kind, cell.small)
             res.windows[name] = w.side
@@ -151,7 +152,7 @@ def evaluate(root: Path | None = None, claims=None) -> list[Row]:
     for claim in claims or all_claims():
         by_profile: dict = {}
         for cell in claim.cells:
-            for reading, entry in rows.find(root, cell.report, cell.setting, cell.metric).items():
+            for reading, entry in evidence.find(root, cell.report, cell.setting, cell.metric).items():
                 reading = cell.reading or reading  # a cell that stands for one reading (Table 5's code pair)
                 if claim.per_reading and reading == "paper" and claim.readings[0] != "paper":
                     reading = claim.readings[0]  # an untagged row stands for the claim's default reading

@@ -1,7 +1,7 @@
 """FedQS (NeurIPS 2025): every claim of the paper's text as a record, with the paper's numbers.
 
 Numbers are the paper's (its Tables 1–6, Figures 1, 4, 5 and the introduction); every measured
-number comes from the reports (:mod:`fedlib.claims.rows`). ``READINGS_RUN`` names the readings a
+number comes from the reports (:mod:`fedlib.claims.evidence`). ``READINGS_RUN`` names the readings a
 claim is judged under: each reading with rows in a report gets its own verdict row.
 """
 

@@ -38,7 +38,7 @@ class Cell:
     """One report row that tests a claim.
 
     ``report`` is the comparison CSV's path under ``reports/`` without ``.comparison.csv``;
-    ``setting`` the row's setting text (a reading tag removed, see :mod:`fedlib.claims.rows`);
+    ``setting`` the row's setting text (a reading tag removed, see :mod:`fedlib.claims.evidence`);
     ``metric`` a prefix of its metric text. ``sign``: the paper's sign of the row's value (+1, −1).
     ``kind``: ``sign`` (a paired interval against the sign), ``small`` (the paper calls the
     difference small: its interval must stay within ``± small`` points), ``exact`` (a deterministic

@@ -401,14 +401,16 @@ def not_run_row(table: str, setting: str, reason: str) -> dict:
             "note": reason}
 
 
+from fedlib.reporting.stats import paired_evidence  # noqa: E402  (re-exported: the notebooks import it from here)
+
+
 def interval_note(row, unit: str = "seeds") -> str:
     """``95% interval [lo, hi] over n seeds, per seed [...]; verdict`` of a :func:`paired_rows` row
-    (``unit``: what one pair is, e.g. ``"pairs (setting × seed)"`` for a pooled difference)."""
-    per = "per seed" if unit == "seeds" else "per pair"
-    from fedlib.reporting.stats import interval_text
+    (``unit``: what one pair is, e.g. ``"pairs (setting × seed)"`` for a pooled difference), rendered from
+    :func:`paired_evidence` (``fedlib.claims.evidence.interval_note``)."""
+    from fedlib.claims.evidence import interval_note as numbers
 
-    return (f"95% interval {interval_text(row['lo'], row['hi'])} over {row['n']} {unit}, {per} {row['per seed']}; "
-            f"{row['verdict']}")
+    return f"{numbers(paired_evidence(row, unit))}; {row['verdict']}"
 
 
 def tasks_regime(tasks, profile: str) -> str:

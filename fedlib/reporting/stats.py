@@ -183,6 +183,16 @@ def paired_difference(runs: pd.DataFrame, value: str, method: str, baseline: str
             "diffs": [round(float(x), 3) for x in d], "value": value}
 
 
+def paired_evidence(row, unit: str = "seeds") -> dict:
+    """The structured numbers of a :func:`paired_difference` result (or a table row with ``mean``, ``lo``, ``hi``,
+    ``n`` and ``per seed``) for a comparison row's ``evidence`` (``fedlib.claims.evidence``: what the scoreboard
+    reads; the row's note is rendered from the same numbers by ``fedlib.claims.evidence.interval_note``)."""
+    from fedlib.claims.evidence import paired
+
+    diffs = row["per seed"] if "per seed" in row else row["diffs"]
+    return paired({"mean": row["mean"], "lo": row["lo"], "hi": row["hi"], "n": row["n"], "diffs": list(diffs)}, unit)
+
+
 def verdict(diff: dict, expected_sign: int = 1) -> str:
     """In words: does a :func:`paired_difference` resolve the paper's direction (``expected_sign``)?"""
     if diff["n"] < 2 or diff["lo"] != diff["lo"]:

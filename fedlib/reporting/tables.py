@@ -14,6 +14,9 @@ from fedlib.reporting.paths import report_file
 _LONG_DECIMAL = re.compile(r"-?\d+\.\d{3,}")
 
 COMPARISON_COLUMNS = ["table", "setting", "metric", "paper", "measured", "profile", "note"]
+#: columns a comparison keeps for the library, not for the CSV or the display: a paired row's numbers
+#: (``fedlib.claims.evidence.paired``), written to ``<report>.evidence.json``
+HIDDEN = ("evidence",)
 
 
 class Comparison(pd.DataFrame):
@@ -26,13 +29,17 @@ class Comparison(pd.DataFrame):
     def _constructor(self):
         return Comparison
 
+    def _shown(self) -> pd.DataFrame:
+        """The table a reader sees: the structured ``evidence`` column (its numbers are in ``note``) left out."""
+        return pd.DataFrame(self.drop(columns=[c for c in HIDDEN if c in self.columns]))
+
     def _repr_html_(self):
         with pd.option_context("display.max_colwidth", None):
-            return super()._repr_html_()
+            return self._shown()._repr_html_()
 
     def __repr__(self) -> str:
         with pd.option_context("display.max_colwidth", None):
-            return super().__repr__()
+            return repr(self._shown())
 
 
 def comparison(rows: list[dict], profile: str) -> pd.DataFrame:
@@ -64,11 +71,20 @@ def show_paper_claims(*ids: str, table: dict | None = None) -> None:
 
 
 def save_comparison(df: pd.DataFrame, name: str, profile: str, group: str = "") -> Path:
-    """Write the notebook's paper-vs-measured table where ``fedlib reproduce`` collects it."""
+    """Write the notebook's paper-vs-measured table where ``fedlib reproduce`` collects it: the CSV for readers and,
+    beside it, ``<name>.evidence.json``, one typed record per row (``fedlib.claims.evidence``) that the scoreboard
+    reads."""
+    from fedlib.claims.evidence import SUFFIX, record, to_json
+
     path = report_file(profile, group, name, ".comparison.csv")
     tmp = path.with_suffix(".tmp")
-    df.to_csv(tmp, index=False)
+    df.drop(columns=[c for c in HIDDEN if c in df.columns]).to_csv(tmp, index=False)
     os.replace(tmp, path)
+    ev_path = path.with_name(path.name.removesuffix(".comparison.csv") + SUFFIX)
+    tmp = ev_path.with_suffix(".tmp")
+    rows = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()} for r in df.to_dict("records")]
+    tmp.write_text(to_json([record(r) for r in rows if str(r.get("setting") or "").strip()]), encoding="utf-8")
+    os.replace(tmp, ev_path)
     return path
 
 

@@ -94,7 +94,7 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.reporting import comparison, run_all, runs_caption, save_comparison, save_figure, show_paired
-from fedlib.reporting.fedqs import (FEDQS_METHODS, readings_run, FINAL_LAST, METHODS, TASKS, check_readings, expand_tasks, interval_note, is_reduced,
+from fedlib.reporting.fedqs import (paired_evidence, FEDQS_METHODS, readings_run, FINAL_LAST, METHODS, TASKS, check_readings, expand_tasks, interval_note, is_reduced,
                                    method_names, paired_rows, readings_of, row_name, run_metrics, task_config)
 from fedlib.safl.fedqs.readings import reading_overrides
 
@@ -196,7 +196,7 @@ acc_diffs = paired_rows(runs, [(a, b, 1) for a, b, _ in pairs], by=["task"], met
 for _, r in pd.concat([diffs, acc_diffs], ignore_index=True).iterrows():
     what = f"final loss (mean of last {FINAL_LAST})" if r["metric"] == "final_loss" else "final accuracy (points)"
     out.append({"table": "Figure 4", "setting": f"{TASKS[r['task']][2]}, {r['comparison']}",
-                "metric": f"paired difference, {what}", "paper": float("nan"), "measured": r["mean"],
+                "metric": f"paired difference, {what}", "paper": float("nan"), "measured": r["mean"], "evidence": paired_evidence(r),
                 "note": ("paper: negative (FedQS lowest loss); " if r["metric"] == "final_loss" else "")
                 + interval_note(r)})
 if len(diffs):

@@ -99,7 +99,7 @@ import seaborn as sns
 
 from fedlib.experiments import metrics
 from fedlib.reporting import check_names, comparison, run_all, runs_caption, save_comparison, save_figure
-from fedlib.reporting.fedqs import (FEDQS_METHODS, readings_run, CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, check_readings, claim_row, interval_note,
+from fedlib.reporting.fedqs import (paired_evidence, FEDQS_METHODS, readings_run, CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, check_readings, claim_row, interval_note,
                                    interval_words, paired_rows, readings_of, row_name, settings_row)
 from fedlib.safl.fedqs.readings import ACTING_HYPERPARAMETERS, reading_overrides, reading_tag
 from fedlib.reporting.stats import interval_text, paired_difference
@@ -194,12 +194,13 @@ def spread(hp, method, lo=-np.inf, hi=np.inf):
     paired over the seeds with its 95% interval, so a range within the seed noise reads unresolved)."""
     vals = {v: mean.loc[(hp, method, v)] for v in S["grids"].get(hp, []) if lo <= v <= hi and (hp, method, v) in mean.index}
     if len(vals) < 2:
-        return float("nan"), "fewer than two grid values"
+        return float("nan"), "fewer than two grid values", None
     best, worst = max(vals, key=vals.get), min(vals, key=vals.get)
     sel = runs[(runs["hyperparameter"] == hp) & (runs["method"] == method)]
     d = paired_difference(sel, "accuracy", best, worst, method_col="value")
     return float(vals[best] - vals[worst]), (f"best {hp} = {best} − worst {worst}, paired: 95% interval "
-                                             f"{interval_text(d['lo'], d['hi'])} over {d['n']} seeds: {interval_words(d)}")
+                                             f"{interval_text(d['lo'], d['hi'])} over {d['n']} seeds: {interval_words(d)}"), \
+        paired_evidence(d)
 
 
 # the run at the paper's defaults: a sweep's row at its own default value (the others are at theirs)
@@ -222,18 +223,19 @@ for method, reading in FEDQS:
                 "with the seed); each range below is read paired over the same seeds"})
     for hp in ("a", "m0", "k", "eta0"):
         if hp in S["grids"] and acts(hp, reading):
-            size, note = spread(hp, method)
+            size, note, ev = spread(hp, method)
             out.append({"table": "Figure 5", "setting": f"{method}, {hp} over {S['grids'][hp]}",
-                        "metric": "accuracy range (points)", "paper": float("nan"), "measured": size,
+                        "metric": "accuracy range (points)", "paper": float("nan"), "measured": size, "evidence": ev,
                         "note": {"a": "paper: largest of a, m0, k", "k": "paper: smallest of a, m0, k",
                                  "m0": "paper: between a and k", "eta0": "paper: too small / large η0 hurts"}[hp]
                         + "; " + note})
     for hp, lo, hi in (("a", 0.001, 0.005), ("k", 0.001, 0.2)):
         if not acts(hp, reading):
             continue
-        size, note = spread(hp, method, lo, hi)
+        size, note, ev = spread(hp, method, lo, hi)
         out.append({"table": "Figure 5", "setting": f"{method}, {hp} in [{lo}, {hi}]", "metric": "accuracy range (points)",
-                    "paper": float("nan"), "measured": size, "note": "paper: robust (small range) inside this interval; " + note})
+                    "paper": float("nan"), "measured": size, "evidence": ev,
+                    "note": "paper: robust (small range) inside this interval; " + note})
 if "eta0" in S["grids"]:
     gains = paired_rows(runs[runs["hyperparameter"] == "eta0"],
                         [(m, "FedAvg" if "Avg" in m else "FedSGD", 1) for m, _ in FEDQS], by=["value"], metrics=("accuracy",))
@@ -243,7 +245,8 @@ if "eta0" in S["grids"]:
             comparison=sel["comparison"] + " at η0 = " + sel["value"].astype(str)), note=scale_note))
     for _, r in gains.iterrows():
         out.append({"table": "Figure 5", "setting": f"{r['comparison']}, η0 = {r['value']}", "metric": "accuracy gain (points)",
-                    "paper": float("nan"), "measured": r["mean"], "note": "paper: positive at every η0; " + interval_note(r)})
+                    "paper": float("nan"), "measured": r["mean"], "evidence": paired_evidence(r),
+                    "note": "paper: positive at every η0; " + interval_note(r)})
 df = comparison(out, profile)
 save_comparison(df, "figure5_hyperparameters", profile, GROUP)
 df

@@ -122,7 +122,7 @@ from fedlib.reporting import (cadence_words, comparison, full_table, not_run_tab
                               save_comparison, save_figure, save_not_run, show_forest, show_gap_curves)
 from fedlib.claims import FEDQS_PAPER as P  # the paper's numbers
 from fedlib.reporting.costs import cost_note, cost_table
-from fedlib.reporting.fedqs import (FINAL_LAST, Study, accuracy_curves, claim_row, interval_note, paired_gap_curves,
+from fedlib.reporting.fedqs import (paired_evidence, FINAL_LAST, Study, accuracy_curves, claim_row, interval_note, paired_gap_curves,
                                    paired_rows, regimes, run_metrics, settings_row)
 
 sns.set_theme(style="whitegrid", context="notebook")
@@ -282,14 +282,15 @@ for _, r in gaps.iterrows():
              "say which it ran): the paper's direction is gradient aggregation ahead; ")
     out.append({"table": "Table 1", "setting": r["setting"], "metric": f"gap gradient − model, {r['metric']} (points)",
                 "paper": P["table1_gap_noniid_safl"] if both and r["metric"] == "best" else float("nan"), "measured": round(r["mean"], 2),
+                "evidence": paired_evidence(r),
                 "note": claim + interval_note(r)})
 for _, r in larger.iterrows():
     out.append({"table": "Table 1", "setting": r["comparison"], "metric": f"difference of gaps, {r['metric']} (points)",
-                "paper": float("nan"), "measured": round(r["mean"], 2),
+                "paper": float("nan"), "measured": round(r["mean"], 2), "evidence": paired_evidence(r),
                 "note": "paper: positive (the SAFL + non-IID gap is the largest); " + interval_note(r)})
 for _, r in effect.iterrows():
     out.append({"table": "Table 1", "setting": r["comparison"], "metric": f"{r['metric']} accuracy difference (points)",
-                "paper": float("nan"), "measured": round(r["mean"], 2),
+                "paper": float("nan"), "measured": round(r["mean"], 2), "evidence": paired_evidence(r),
                 "note": "only the upload semantics differ (same delays, seeds); " + interval_note(r)})
 for (setting, method), r in table.iterrows():  # the measured cells themselves
     out.append({"table": "Table 1", "setting": f"{setting}, {method}",

@@ -173,7 +173,7 @@ import seaborn as sns
 from fedlib.reporting import (runs_caption, cadence_words, censor, check_names, comparison, dataset_missing, full_table,
                               paired_difference, run_all, save_comparison, show_forest, show_gap_curves)
 from fedlib.reporting.costs import COST_COLUMNS, cost_note, cost_table
-from fedlib.reporting.fedqs import (FEDQS_METHODS, METHODS, TASKS, accuracy_curves, claim_row, expand_tasks, interval_note, is_reduced,
+from fedlib.reporting.fedqs import (paired_evidence, FEDQS_METHODS, METHODS, TASKS, accuracy_curves, claim_row, expand_tasks, interval_note, is_reduced,
                                    mean_pairs, method_names, method_overrides, not_run_row, paired_gap_curves, paired_rows, run_metrics,
                                    readings_by_task, settings_row, target_rounds, task_config, tasks_regime)
 from fedlib.claims import FEDQS_PAPER
@@ -457,6 +457,7 @@ for fedqs, agg, paper_acc, paper_gap, best in (
             out.append({"table": "Table 2", "setting": f"{label} − {best_label}, mean over the columns",
                         "metric": "paired difference of the column means (points)",
                         "paper": paper_gap if six else float("nan"), "measured": d["mean"],
+                        "evidence": paired_evidence(d),
                         "note": f"95% interval {interval_text(d['lo'], d['hi'])} over {d['n']} seeds; {verdict(d, 1)}; "
                                 f"{mean_note}; paper: +{paper_gap} (six columns)"})
     fam = family(label)
@@ -534,7 +535,7 @@ for r in S["readings"] or []:  # a reading that ran on every column of this exec
 for _, r in diffs[diffs["metric"] == "accuracy"].iterrows() if len(diffs) else []:  # column by column
     out.append({"table": "Table 2", "setting": f"{r['column']}, {r['comparison']}",
                 "metric": "paired difference, convergence accuracy (points)", "paper": float("nan"),
-                "measured": r["mean"],
+                "measured": r["mean"], "evidence": paired_evidence(r),
                 "note": interval_note(r) + ("" if r["sign"] else "; paper: no direction (the paper's own split)"
                                             if HOLDOUT_TAG in r["comparison"] else "; no direction: a reading against the paper reading")})
 for task, c in chance.items():

@@ -118,7 +118,7 @@ import seaborn as sns
 from fedlib.core.errors import check_choice
 from fedlib.reporting import censor, check_names, comparison, full_table, run_all, save_comparison, save_figure
 from fedlib.reporting import runs_caption, show_forest
-from fedlib.reporting.fedqs import (readings_run, CORE_METHODS, METHODS as ALL_METHODS, Study, alpha_variants, claim_row,
+from fedlib.reporting.fedqs import (paired_evidence, readings_run, CORE_METHODS, METHODS as ALL_METHODS, Study, alpha_variants, claim_row,
                                    check_readings, interval_note, paired_rows, readings_of, row_name, run_metrics,
                                    settings_row)
 from fedlib.safl.delays import make_delays
@@ -280,6 +280,7 @@ for m, b, _ in PAIRS:
 for _, r in diffs.iterrows() if len(diffs) else []:
     out.append({"table": "Table 4", "setting": f"{r['where']}: {r['comparison']}", "metric": f"paired difference, {r['measure']}",
                 "paper": float("nan"), "measured": r["mean"],
+                "evidence": paired_evidence(r, "pairs (setting × seed)" if r["where"].startswith("pooled") else "seeds"),
                 "note": ("paper: FedQS better (lower); " if r["sign"] == -1 else "paper: FedQS better (higher); ")
                 + interval_note(r, "pairs (setting × seed)" if r["where"].startswith("pooled") else "seeds")})
 for system in S["systems"]:

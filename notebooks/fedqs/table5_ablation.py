@@ -127,7 +127,7 @@ from fedlib.reporting import (runs_caption, cadence_words, censor, check_names, 
                               save_comparison, save_figure, save_not_run, show_forest, show_gap_curves)
 from fedlib.reporting.costs import cost_note, cost_table
 from fedlib.claims import FEDQS_PAPER as P  # the paper's numbers
-from fedlib.reporting.fedqs import (Study, accuracy_curves, alpha_variants, claim_row, interval_note, paired_gap_curves,
+from fedlib.reporting.fedqs import (paired_evidence, Study, accuracy_curves, alpha_variants, claim_row, interval_note, paired_gap_curves,
                                    paired_rows, run_metrics, settings_row)
 
 sns.set_theme(style="whitegrid", context="notebook")
@@ -320,7 +320,7 @@ for variant in S["variants"]:  # each variant's own numbers, the oscillation cou
 for _, r in diffs.iterrows() if len(diffs) else []:
     out.append({"table": "Table 5", "setting": f"{r['comparison']}, {r['method']}",
                 "metric": f"paired difference, {r['measure']}", "paper": float("nan"),
-                "measured": r["mean"], "note": interval_note(r)})
+                "measured": r["mean"], "evidence": paired_evidence(r), "note": interval_note(r)})
 df = comparison(out, profile)
 save_comparison(df, "table5_ablation", profile, GROUP)
 df

@@ -91,7 +91,7 @@ import seaborn as sns
 from fedlib.reporting import (runs_caption, cadence_words, check_names, comparison, full_table, not_run_table, run_all,
                               save_comparison, save_not_run, show_forest)
 from fedlib.reporting.costs import cost_note, cost_table
-from fedlib.reporting.fedqs import Study, alpha_variants, interval_note, run_metrics, settings_row
+from fedlib.reporting.fedqs import paired_evidence, Study, alpha_variants, interval_note, run_metrics, settings_row
 from fedlib.reporting.fedqs_rules import (CODE_ARM, FOUNDATION, FOUNDATION_ARM, PAPER_ARM, arm_overrides,
                                           check_steps, moving_rules, rule_arms, rule_diffs)
 from fedlib.safl.fedqs.readings import READING_LABELS
@@ -181,6 +181,7 @@ for _, r in diffs.iterrows() if len(diffs) else []:
     tag = steps_tags[r["arm"]][0] if r["arm"] in steps_tags else READING_LABELS.get(r["arm"], r["arm"])
     out.append({"table": "Table 5 (code rules)", "setting": f"{r['method']}: {r['comparison']}",
                 "metric": f"paired difference, {r['metric']} (points)", "paper": float("nan"), "measured": r["mean"],
+                "evidence": paired_evidence(r),
                 "note": f"{interval_note(r)}; {tag}"})
 df = comparison(out, profile)
 save_comparison(df, "table5_code_rules", profile, GROUP)

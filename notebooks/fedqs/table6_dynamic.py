@@ -92,7 +92,7 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.reporting import check_names, comparison, run_all, runs_caption, save_comparison, save_figure
-from fedlib.reporting.fedqs import (FEDQS_METHODS, readings_run, CORE_METHODS, CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, check_readings, claim_row,
+from fedlib.reporting.fedqs import (paired_evidence, FEDQS_METHODS, readings_run, CORE_METHODS, CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, check_readings, claim_row,
                                    interval_note, paired_rows, readings_of, row_name, settings_row)
 from fedlib.safl.fedqs.readings import reading_overrides, reading_tag
 
@@ -182,14 +182,16 @@ for r in readings_run(READ_ON):  # one verdict per reading of FedQS, the reading
 for _, r in acc.iterrows():
     out.append({"table": "Table 6", "setting": f"{r['scenario']}: {r['comparison']}",
                 "metric": "paired difference, convergence accuracy (points)", "paper": float("nan"),
-                "measured": r["mean"], "note": interval_note(r)})
+                "measured": r["mean"], "evidence": paired_evidence(r), "note": interval_note(r)})
 for _, r in osc.iterrows():
     out.append({"table": "Table 6", "setting": f"{r['scenario']}: {r['comparison']}",
                 "metric": "paired difference, oscillations (15-point drops)", "paper": float("nan"),
-                "measured": r["mean"], "note": "paper: fewer (stable convergence); " + interval_note(r)})
+                "measured": r["mean"], "evidence": paired_evidence(r),
+                "note": "paper: fewer (stable convergence); " + interval_note(r)})
 for _, r in cost[cost["method"].isin([q for q, _ in PAIRS])].iterrows():
     out.append({"table": "Table 6", "setting": f"{r['comparison'].split(' − ')[0]}: {r['method']} − static",
                 "metric": "accuracy change vs static (points)", "paper": float("nan"), "measured": r["mean"],
+                "evidence": paired_evidence(r),
                 "note": "paper: small (stable); " + interval_note(r)})
 df = comparison(out, profile)
 save_comparison(df, "table6_dynamic", profile, GROUP)

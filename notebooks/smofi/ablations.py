@@ -121,6 +121,8 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from fedlib.claims.evidence import interval_note
+from fedlib.reporting.stats import paired_evidence
 from fedlib.reporting import (SMOFI_SCALE_KNOBS, comparison, curve_metrics, interval_text, not_run_table,
                               paired_difference, resolve_profile, run_or_load, save_comparison, save_figure,
                               save_not_run, settings_row, show_settings, signed_verdict, smofi_configs, smofi_settings)
@@ -435,9 +437,8 @@ for (fam, label, method), r in mean.iterrows():
 for _, r in diffs.iterrows():
     out.append({"table": f"ablation: {r['family']}", "setting": f"{r['setting']}, {r['variant']} − {r['base']}",
                 "metric": f"paired gain in {r['metric']} accuracy (points)", "paper": np.nan, "reading": r["reading"],
-                "measured": round(r["mean"], 2),
-                "note": "; ".join(n for n in (f"95% interval {interval_text(r['lo'], r['hi'])} over {r['n']} seeds, "
-                                              f"per seed {r['per seed']}", r["verdict"], CLAIMS[r["family"]],
+                "measured": round(r["mean"], 2), "evidence": paired_evidence(r),
+                "note": "; ".join(n for n in (interval_note(paired_evidence(r)), r["verdict"], CLAIMS[r["family"]],
                                               diverged_in(r["family"], [r["setting"], PAPER_LABEL])) if n)})
 NOT_RUN = []  # the paper's ablation rows not run here, with the reason (the reports index lists them)
 if profile == "long" and "staleness" in S["ablations"]:  # the plan's α values this execution leaves out, priced

@@ -23,6 +23,8 @@
 # on Tiny-ImageNet.
 
 # %%
+from fedlib.claims.evidence import interval_note
+from fedlib.reporting.stats import paired_evidence
 from fedlib.reporting import show_paper_claims
 
 show_paper_claims("smofi-speedup-10x", "smofi-speedup-cifar10", "smofi-16-rounds")
@@ -335,9 +337,8 @@ for d in S["datasets"]:
             a = aucs[(d, part, pair)]
             out.append({"table": "speed-up", "setting": f"{d}, {part}, {pair} − {PAIRS[pair][0]}",
                         "metric": "paired gain in AUC (points, mean accuracy over the run)", "paper": np.nan,
-                        "measured": round(a["mean"], 2),
-                        "note": f"95% interval {interval_text(a['lo'], a['hi'])} over {a['n']} seeds, per seed "
-                                f"{a['diffs']}; {a['verdict']}; {a['claim']}"})
+                        "measured": round(a["mean"], 2), "evidence": paired_evidence(a),
+                        "note": f"{interval_note(paired_evidence(a))}; {a['verdict']}; {a['claim']}"})
         full = here[here["target"] == "100% of base final"]
         smofi = full[full["pair"].str.endswith("SMoFi")]
         if d == "cifar10":

@@ -33,6 +33,8 @@
 # Spec: [`docs/spec/smofi.md`](../../docs/spec/smofi.md) — every "spec §" in this notebook refers to it.
 
 # %%
+from fedlib.claims.evidence import interval_note
+from fedlib.reporting.stats import paired_evidence
 from fedlib.reporting import show_paper_claims
 
 show_paper_claims("smofi-sflv2", "smofi-main-other-datasets", "smofi-16-rounds")
@@ -352,9 +354,8 @@ for d in S["datasets"]:
             out.append({"table": "frameworks", "setting": f"{d}, {part}, {r['comparison']}",
                         "metric": f"paired gain in {r['metric']} (points)",
                         "paper": round(pg, 2) if pg == pg and r["metric"] == "final" else np.nan,
-                        "measured": round(r["mean"], 2),
-                        "note": f"95% interval {interval_text(r['lo'], r['hi'])} over {r['n']} seeds, per seed "
-                                f"{r['per seed']}; {r['verdict']}; {r['claim']}"})
+                        "measured": round(r["mean"], 2), "evidence": paired_evidence(r),
+                        "note": f"{interval_note(paired_evidence(r))}; {r['verdict']}; {r['claim']}"})
 df = comparison(out, profile)
 save_comparison(df, "frameworks", profile, "smofi")
 not_run = not_run_table(NOT_RUN, profile)

@@ -27,6 +27,8 @@
 # (`fedlib.reporting.paper_expected_sign`), and says it.
 
 # %%
+from fedlib.claims.evidence import interval_note
+from fedlib.reporting.stats import paired_evidence
 from fedlib.reporting import PAPER_ACCURACY, show_paper_claims
 
 show_paper_claims("smofi-main-smofi", "smofi-main-fedavgm", "smofi-main-slowmo", "smofi-plugin", "smofi-up-to-7",
@@ -341,9 +343,8 @@ for d in S["datasets"]:
                 if r["metric"] == "final" and on_paper_split(PARTICIPATION[part]) else np.nan  # top-1 on Dir(0.1) only
             out.append({"table": "main", "setting": f"{d}, {part}, {r['comparison']}",
                         "metric": f"paired gain in {r['metric']} (points)", "paper": round(pg, 2) if pg == pg else np.nan,
-                        "measured": round(r["mean"], 2),
-                        "note": "; ".join(n for n in (f"95% interval {interval_text(r['lo'], r['hi'])} over {r['n']} "
-                                                      f"seeds, per seed {r['per seed']}", r["verdict"], r["claim"],
+                        "measured": round(r["mean"], 2), "evidence": paired_evidence(r),
+                        "note": "; ".join(n for n in (interval_note(paired_evidence(r)), r["verdict"], r["claim"],
                                                       diverged_note(here, [name, base])) if n)})
 df = comparison(out, profile)
 save_comparison(df, "main_accuracy", profile, "smofi")

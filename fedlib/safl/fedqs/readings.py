@@ -95,7 +95,7 @@ def reading_overrides(reading: str) -> tuple[str, ...]:
 
 def reading_tag(reading: str) -> str:
     """How a report's row names a FedQS run under ``reading``: ``" · code-main"``; the paper reading: ``""``
-    (:mod:`fedlib.claims.rows` reads the tag back)."""
+    (:mod:`fedlib.claims.evidence` reads the tag back)."""
     check_choice("FedQS reading", reading, READINGS)
     return "" if reading == DEFAULT_READING else f" · {reading}"
 
