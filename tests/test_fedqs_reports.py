@@ -54,7 +54,7 @@ def test_paired_rows_carry_sign_and_side_and_claim_row_reads_them():
     d = paired_rows(runs, [("A", "B", 1)], by=["task"], metrics=("final",))
     assert list(d["side"]) == ["paper", "unresolved"] and list(d["sign"]) == [1, 1]
     row = claim_row("Table X", "A ahead of B in every column", d, label_col="task")
-    assert row["measured"] == "partly" and "unresolved (interval contains 0): u" in row["note"]
+    assert row["measured"] == "partial" and "unresolved (interval contains 0): u" in row["note"]
 
 
 def test_mean_pairs_averages_only_columns_where_both_ran():

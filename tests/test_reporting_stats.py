@@ -99,22 +99,25 @@ def test_side_counts_only_resolved_differences():
         side({"n": 3, "lo": 0.2, "hi": 1.0}, 0)
 
 
-def test_claim_verdict_reproduced_partly_opposite_not_resolved():
+def test_claim_verdict_speaks_the_scoreboards_words():
     from fedlib.reporting import claim_verdict
 
     up, down, zero = {"n": 3, "lo": 0.5, "hi": 2.0}, {"n": 3, "lo": -2.0, "hi": -0.5}, {"n": 3, "lo": -1.0, "hi": 3.0}
     assert claim_verdict([("a", up, 1), ("b", down, -1)])["verdict"] == "reproduced"
     v = claim_verdict([("a", up, 1), ("b", zero, 1), ("c", down, 1)])
-    assert v["verdict"] == "partly" and (v["paper"], v["opposite"], v["unresolved"]) == (1, 1, 1)
+    assert v["verdict"] == "mixed" and (v["paper"], v["opposite"], v["unresolved"]) == (1, 1, 1)
+    assert claim_verdict([("a", up, 1), ("b", zero, 1)])["verdict"] == "partial"
+    # a zero-width interval (two seeds reaching a target at the same round) resolves nothing, as in the scoreboard
+    assert claim_verdict([("a", {"n": 2, "lo": -6.0, "hi": -6.0, "mean": -6.0}, -1)])["verdict"] == "unresolved"
     assert "1/3 resolved on the paper's side (a)" in v["note"] and "against it: c" in v["note"]
     assert "unresolved (interval contains 0): b" in v["note"]
-    assert claim_verdict([("a", down, 1), ("b", zero, 1)])["verdict"] == "opposite"
-    assert claim_verdict([("a", zero, 1)])["verdict"] == "not resolved"
-    assert claim_verdict([])["verdict"] == "not resolved"
+    assert claim_verdict([("a", down, 1), ("b", zero, 1)])["verdict"] == "against"
+    assert claim_verdict([("a", zero, 1)])["verdict"] == "unresolved"
+    assert claim_verdict([])["verdict"] == "unresolved"
 
 
 def test_table1_largest_gap_unresolved_counts_for_nothing():
-    """Issue 29: the SAFL + non-IID gap resolved, but 'the largest of four' only nominally: partly, and
+    """Issue 29: the SAFL + non-IID gap resolved, but 'the largest of four' only nominally: partial, and
     the note names the unresolved comparison instead of calling it the largest."""
     from fedlib.reporting import claim_verdict
 
@@ -123,7 +126,7 @@ def test_table1_largest_gap_unresolved_counts_for_nothing():
     vs_sync = {"n": 3, "lo": 3.0, "hi": 9.5}
     v = claim_verdict([("gap > 0", gap, 1), ("gap > IID + SAFL gap", vs_iid_safl, 1),
                        ("gap > non-IID + sync gap", vs_sync, 1)])
-    assert v["verdict"] == "partly" and "unresolved (interval contains 0): gap > IID + SAFL gap" in v["note"]
+    assert v["verdict"] == "partial" and "unresolved (interval contains 0): gap > IID + SAFL gap" in v["note"]
 
 
 def test_censor_keeps_unreached_targets_at_the_budget():

@@ -8,11 +8,16 @@ from pathlib import Path
 
 def build(root: Path | None = None) -> dict[Path, str]:
     """{path: the text it should hold} for the scoreboard files and the README."""
-    from fedlib.claims import drift, readme, scoreboard
+    from fedlib.claims import drift, evidence, readme, scoreboard
+    from fedlib.core.errors import FedlibError
     from fedlib.claims.evaluate import evaluate
     from fedlib.core.paths import checkout
 
     root = Path(root or checkout())
+    missing = evidence.unmatched(root)
+    if missing:
+        raise FedlibError(f"{len(missing)} claim cell(s) read no report row, e.g. {missing[0]}",
+                          "execute the report (fedlib reproduce --only NAME --force) or fix the cell in fedlib/claims/")
     rows = evaluate(root)
     records = scoreboard.table(rows)
     drift_rows = drift.table(drift.load(root))

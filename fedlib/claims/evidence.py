@@ -40,6 +40,8 @@ class Evidence:
     unit: str = "seeds"
     value: float = float("nan")
     paper: float = float("nan")
+    #: the claims (``fedlib.claims``) whose cells read this row
+    claims: tuple = ()
     extra: dict = field(default_factory=dict)
 
     @property
@@ -119,8 +121,30 @@ def _json_safe(x):
 
 
 def to_json(records: list[Evidence]) -> str:
-    return json.dumps({"format": FORMAT, "rows": [_json_safe(asdict(r)) for r in records]}, indent=1,
-                      ensure_ascii=False) + "\n"
+    """One record a line (diffs stay readable)."""
+    rows = ",\n".join(json.dumps(_json_safe(asdict(r)), ensure_ascii=False) for r in records)
+    return f'{{"format": {FORMAT}, "rows": [\n{rows}\n]}}\n'
+
+
+def claims_of(report: str, ev: Evidence) -> tuple:
+    """The ids of the claims with a cell that reads row ``ev`` of ``reports/<report>``."""
+    from fedlib.claims import all_claims
+
+    return tuple(dict.fromkeys(c.id for c in all_claims() for cell in c.cells
+                               if cell.report == report and cell.setting == ev.setting
+                               and ev.metric.startswith(cell.metric)))
+
+
+def write(path: Path, rows: list[dict], report: str) -> None:
+    """``<report>.evidence.json`` at ``path`` from a comparison's rows (each with the claims that read it)."""
+    import dataclasses
+    import os
+
+    recs = [record(r) for r in rows if str(r.get("setting") or "").strip()]
+    recs = [dataclasses.replace(e, claims=claims_of(report, e)) for e in recs]
+    tmp = Path(path).with_suffix(".tmp")
+    tmp.write_text(to_json(recs), encoding="utf-8")
+    os.replace(tmp, path)
 
 
 def from_json(text: str) -> list[Evidence]:
@@ -129,6 +153,7 @@ def from_json(text: str) -> list[Evidence]:
     for r in data.get("rows", []):
         r = {k: (float("nan") if v is None and k in ("mean", "lo", "hi", "value", "paper") else v) for k, v in r.items()}
         r["diffs"] = tuple(r.get("diffs") or ())
+        r["claims"] = tuple(r.get("claims") or ())
         out.append(Evidence(**r))
     return out
 
@@ -159,4 +184,25 @@ def find(root: Path, report: str, setting: str, metric: str = "") -> dict:
         if ev.setting != setting or not ev.metric.startswith(metric):
             continue
         out.setdefault(ev.reading or "paper", (ev.interval(), ev))
+    return out
+
+
+def unmatched(root: Path, claims=None) -> list[str]:
+    """Every claim cell that reads no evidence record: its report was not executed, or no row of it has the cell's
+    setting and metric (a renamed method label, a changed metric text). A cell that stands for a reading its claim
+    prices as not run at that profile (``Claim.reading_gaps``) is expected to be missing. Empty when every claim
+    finds its rows; the scoreboard refuses to build otherwise (a claim never turns "not run" silently)."""
+    from fedlib.claims import all_claims
+
+    out = []
+    for claim in claims or all_claims():
+        for cell in claim.cells:
+            profile = cell.report.split("/", 1)[0]
+            if cell.reading and (profile, cell.reading) in claim.reading_gaps:
+                continue
+            records = load(root, cell.report)
+            if records is None:
+                out.append(f"{claim.id}: reports/{cell.report}{SUFFIX} does not exist (execute the report)")
+            elif not any(e.setting == cell.setting and e.metric.startswith(cell.metric) for e in records):
+                out.append(f"{claim.id}: no row {cell.setting!r} / {cell.metric!r} in reports/{cell.report}{SUFFIX}")
     return out

@@ -332,7 +332,10 @@ def interval_words(diff: dict) -> str:
     """A paired difference where the paper claims no direction: does its interval exclude 0?"""
     if diff["n"] < 2 or diff["lo"] != diff["lo"]:
         return f"not resolved (only {diff['n']} pair)"
-    where = "excludes 0" if diff["lo"] > 0 or diff["hi"] < 0 else "contains 0"
+    from fedlib.reporting.stats import rule_side
+
+    side_, why = rule_side(diff, 0)  # the scoreboard's rule: a zero-width interval resolves nothing
+    where = "excludes 0" if side_ == "paper" else ("contains 0" if why == "interval contains 0" else f"unresolved, {why}")
     return f"interval {where} ({diff['wins']}/{diff['n']} pairs positive)"
 
 
@@ -372,7 +375,7 @@ def paired_rows(runs, pairs, by=(), metrics=("final", "best"), method_col: str =
 def claim_row(table: str, claim: str, parts: pd.DataFrame | list, label_col: str = "comparison",
               paper=float("nan"), note: str = "") -> dict:
     """The comparison row of one claim: ``measured`` is the :func:`~fedlib.reporting.stats.claim_verdict`
-    word (reproduced / partly / opposite / not resolved) over the :func:`paired_rows` rows in ``parts``
+    word (reproduced / mixed / partial / against / unresolved) over the :func:`paired_rows` rows in ``parts``
     (each with its own ``sign``), the note lists which parts resolved on which side."""
     from fedlib.reporting.stats import claim_verdict
 

@@ -193,10 +193,30 @@ def paired_evidence(row, unit: str = "seeds") -> dict:
     return paired({"mean": row["mean"], "lo": row["lo"], "hi": row["hi"], "n": row["n"], "diffs": list(diffs)}, unit)
 
 
+def rule_side(diff: dict, expected_sign: int, kind: str = "sign") -> tuple[str, str]:
+    """The one verdict rule (:func:`fedlib.claims.verdict.side`) on a :func:`paired_difference` result: the
+    reports and the scoreboard give the same word for the same numbers (a zero-width interval is unresolved)."""
+    from fedlib.claims.verdict import Interval
+    from fedlib.claims.verdict import side as rule
+
+    iv = Interval(diff.get("mean", float("nan")), diff.get("lo", float("nan")), diff.get("hi", float("nan")),
+                  int(diff.get("n", 0)), tuple(diff.get("diffs", ())))
+    return rule(iv, expected_sign if expected_sign else 1, kind if expected_sign else "differs")
+
+
+def _why_text(why: str) -> str:
+    return "the interval contains 0" if why == "interval contains 0" else why
+
+
 def verdict(diff: dict, expected_sign: int = 1) -> str:
-    """In words: does a :func:`paired_difference` resolve the paper's direction (``expected_sign``)?"""
+    """In words: does a :func:`paired_difference` resolve the paper's direction (``expected_sign``)? The side is
+    decided by :func:`rule_side` (the scoreboard's rule)."""
     if diff["n"] < 2 or diff["lo"] != diff["lo"]:
         return f"not resolved (only {diff['n']} pair)"
+    side_, why = rule_side(diff, expected_sign)
+    if side_ == "unresolved":
+        favour = diff["wins"] if expected_sign > 0 else sum(x < 0 for x in diff.get("diffs", []))
+        return f"not resolved: {_why_text(why)} ({favour}/{diff['n']} pairs on the paper's side)"
     lo, hi = diff["lo"], diff["hi"]
     # pairs on the paper's side: positive differences, or negative ones where lower is better (a loss)
     favour = diff["wins"] if expected_sign > 0 else sum(x < 0 for x in diff.get("diffs", []))
@@ -219,12 +239,7 @@ def side(diff: dict, expected_sign: int) -> str:
     paper's side with an interval that contains 0 counts for nothing."""
     if expected_sign not in (1, -1):
         raise ValueError(f"expected_sign must be +1 or -1, got {expected_sign!r}")
-    lo, hi = diff.get("lo", float("nan")), diff.get("hi", float("nan"))
-    if diff.get("n", 0) < 2 or lo != lo or hi != hi:
-        return "unresolved"
-    if lo > 0 or hi < 0:
-        return "paper" if (1 if lo > 0 else -1) == expected_sign else "opposite"
-    return "unresolved"
+    return rule_side(diff, expected_sign)[0]
 
 
 def claim_verdict(parts) -> dict:
@@ -234,9 +249,10 @@ def claim_verdict(parts) -> dict:
     ahead of M-step" in every column: one part per column). Only resolved differences count:
 
     - ``reproduced``: every part's 95% interval excludes 0 on the paper's side;
-    - ``partly``: at least one part does, not all (the others unresolved or opposite);
-    - ``opposite``: no part on the paper's side, at least one resolved against it;
-    - ``not resolved``: no part resolved either way (or no part at all).
+    - ``mixed``: at least one part does and at least one is resolved against it;
+    - ``partial``: at least one part does, the others unresolved;
+    - ``against``: no part on the paper's side, at least one resolved against it;
+    - ``unresolved``: no part resolved either way (or no part at all).
 
     Returns ``{"verdict", "paper", "opposite", "unresolved", "n", "note"}``; ``note`` lists the
     parts by side, e.g. ``"2/3 resolved on the paper's side (CV x=0.5, RWD Gender); unresolved: CV x=1"``.
@@ -247,15 +263,11 @@ def claim_verdict(parts) -> dict:
         by[side(diff, sign)].append(str(label))
         if fragile(diff):
             shaky.append(str(label))
+    from fedlib.claims.verdict import combine
+
     n = sum(len(v) for v in by.values())
-    if n and len(by["paper"]) == n:
-        word = "reproduced"
-    elif by["paper"]:
-        word = "partly"
-    elif by["opposite"]:
-        word = "opposite"
-    else:
-        word = "not resolved"
+    # the scoreboard's words (fedlib.claims.verdict.combine): reproduced / mixed / partial / against / unresolved
+    word = combine([s for s in SIDES for _ in by[s]]) if n else "unresolved"
     bits = [f"{len(by['paper'])}/{n} resolved on the paper's side"
             + (f" ({', '.join(by['paper'])})" if by["paper"] and len(by["paper"]) < n else "")]
     if by["opposite"]:
@@ -287,17 +299,18 @@ def signed_verdict(diff: dict, expected_sign: int) -> str:
         return f"not resolved (only {n} pair)"
     diffs = diff.get("diffs", [])
     lo, hi = diff["lo"], diff["hi"]
-    resolved = lo > 0 or hi < 0
+    side_, why = rule_side(diff, expected_sign)
+    resolved = side_ != "unresolved"
     if expected_sign == 0:
         up = sum(x > 0 for x in diffs)
         where = ("interval excludes 0, method " + ("above" if lo > 0 else "below") + " its base") if resolved \
-            else "interval contains 0"
+            else why
         return f"the paper states no direction: {where} ({up}/{n} pairs above)"
     expectation = "method above its base" if expected_sign > 0 else "method below its base"
     side = sum((x > 0) if expected_sign > 0 else (x < 0) for x in diffs)
     tail = f"{side}/{n} pairs on the paper's side"
     if not resolved:
-        return f"not resolved: the interval contains 0 ({tail}; paper: {expectation})"
+        return f"not resolved: {_why_text(why)} ({tail}; paper: {expectation})"
     sign = 1 if lo > 0 else -1
     if sign == expected_sign:
         return f"paper's direction reproduced ({expectation}; interval excludes 0; {tail}{_fragile_note(diff)})"

@@ -74,18 +74,23 @@ def save_comparison(df: pd.DataFrame, name: str, profile: str, group: str = "") 
     """Write the notebook's paper-vs-measured table where ``fedlib reproduce`` collects it: the CSV for readers and,
     beside it, ``<name>.evidence.json``, one typed record per row (``fedlib.claims.evidence``) that the scoreboard
     reads."""
-    from fedlib.claims.evidence import SUFFIX, record, to_json
+    from fedlib.claims.evidence import SUFFIX, write
 
     path = report_file(profile, group, name, ".comparison.csv")
     tmp = path.with_suffix(".tmp")
     df.drop(columns=[c for c in HIDDEN if c in df.columns]).to_csv(tmp, index=False)
     os.replace(tmp, path)
     ev_path = path.with_name(path.name.removesuffix(".comparison.csv") + SUFFIX)
-    tmp = ev_path.with_suffix(".tmp")
     rows = [{k: (None if isinstance(v, float) and v != v else v) for k, v in r.items()} for r in df.to_dict("records")]
-    tmp.write_text(to_json([record(r) for r in rows if str(r.get("setting") or "").strip()]), encoding="utf-8")
-    os.replace(tmp, ev_path)
+    write(ev_path, rows, report_id(ev_path))
     return path
+
+
+def report_id(path: Path) -> str:
+    """``cpu/fedqs/table2_accuracy.tasks-cifar10-x0.5`` for a file of that report under ``reports/``."""
+    parts = Path(path).parts
+    rel = "/".join(parts[len(parts) - 1 - parts[::-1].index("reports") + 1:]) if "reports" in parts else Path(path).name
+    return rel.split(".comparison.csv")[0].split(".evidence.json")[0]
 
 
 def markdown_table(df: pd.DataFrame, floatfmt: str | None = None) -> str:

@@ -39,7 +39,7 @@ show_paper_claims("fedqs-t1-gap", "fedqs-t1-largest", "fedqs-t1-single-factor")
 # partition, delays and initial model). "The largest of the four" is itself tested: the SAFL + non-IID
 # gap minus each other cell's gap, per seed, with its interval. The verdict counts resolved differences
 # only — *reproduced*: the SAFL + non-IID gap is positive **and** resolved larger than each other cell's;
-# *partly*: some of these resolved on the paper's side; a gap that is only nominally the largest (its
+# *partial*: some of these resolved on the paper's side, none against (*mixed*: one against); a gap that is only nominally the largest (its
 # interval against another cell contains 0) counts for nothing. Synchronous FL (spec §1): each round K clients are sampled
 # uniformly and all train from the current global model; semi-asynchronous: K-buffered aggregation on
 # the virtual clock.

@@ -36,8 +36,9 @@ show_paper_claims("fedqs-t2-means", "fedqs-t2-avg-mstep", "fedqs-t2-sgd-wkafl", 
 # **This notebook** runs the methods on every task in `tasks`, reads each claim as **paired differences
 # over the seeds** (same seed ⇒ same partition, delays and initial model) with a 95% t-interval, and
 # gives **one verdict per claim**, from resolved differences only: *reproduced* = every difference the
-# claim rests on has an interval excluding 0 on the paper's side; *partly* = some do; *opposite* = none
-# does and some exclude 0 against the paper; *not resolved* = none excludes 0. A nominal mean on the
+# claim rests on has an interval excluding 0 on the paper's side; *partial* = some do and none against; *mixed* =
+# some do and one is against; *against* = none does and some exclude 0 against the paper; *unresolved* = none
+# excludes 0 (the scoreboard's words, `fedlib.claims.verdict`). A nominal mean on the
 # paper's side whose interval contains 0 counts for nothing. A run that never reaches its convergence
 # target is **censored at T** (it needed at least T rounds), never dropped.
 #

@@ -47,8 +47,9 @@ show_paper_claims("fedqs-t5-manhattan", "fedqs-t5-cosine-stable", "fedqs-t5-mome
 # Each variant is read against full FedQS as a **paired difference over the seeds** (same seed ⇒ same
 # partition, delays and initial model) with a 95% t-interval, in convergence accuracy, oscillations and
 # rounds to 95%, and each claim gets one verdict from resolved differences only: *reproduced* = every
-# difference it rests on (FedQS-Avg and FedQS-SGD) excludes 0 on the paper's side, *partly* = some do,
-# *not resolved* = none does.
+# difference it rests on (FedQS-Avg and FedQS-SGD) excludes 0 on the paper's side, *partial* = some do (none
+# against), *mixed* = some do and one is against, *against* = none does and one excludes 0 the other way,
+# *unresolved* = none excludes 0.
 #
 # **The SAFL regime** (stated in the settings below): the official code's — `safl.upload=overwrite` (a
 # client's newer update replaces its queued one, so staleness stays bounded) and, with N = 100, the
