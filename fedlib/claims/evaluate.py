@@ -68,7 +68,7 @@ def has_drift(cell) -> bool:
 
 
 def _judge_cell(root: Path, cell, reading: str, iv: Interval, claim, entries) -> CellResult:
-    d = drift_mod.drift(cell.family, "mean", entries)
+    d = drift_mod.drift(cell.family, "mean", entries, profile_of(cell.report))
     threshold = d.threshold if has_drift(cell) else float("nan")
     if cell.kind == "info":  # shown, not judged; still marked fragile where it excludes 0 near the drift
         return CellResult(cell, iv, fragile=fragile(iv, threshold), drift=d)

@@ -86,7 +86,8 @@ def _fragile_text(row) -> str:
     if not f:
         return ""
     d = f[0].drift
-    return f"{len(f)} row(s) within {d.threshold:.2f} of 0 ({d.family}{'' if d.measured else ', unmeasured'})"
+    return (f"{len(f)} row(s) within {d.threshold:.2f} of 0 ({d.family}{'' if d.measured else ', unmeasured'}"
+            f"{'; ' + d.scope if d.scope else ''})")
 
 
 def _plan(row):
