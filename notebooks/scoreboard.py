@@ -29,6 +29,8 @@
 #
 # The tables behind them are `reports/SCOREBOARD.md` (summary first, then every row with its reason).
 # Nothing here trains: the notebook reads the committed reports and `ledger/`.
+#
+# Specs: [`docs/spec/fedqs.md`](../docs/spec/fedqs.md) and [`docs/spec/smofi.md`](../docs/spec/smofi.md).
 
 # %% tags=["parameters"]
 # Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only scoreboard -p NAME=VALUE
