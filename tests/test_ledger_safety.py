@@ -292,7 +292,7 @@ def test_verify_changed_since_recomputes_exactly_the_added_entries(tmp_path, cap
     _git(repo, "commit", "-q", "-m", "second entry")
     assert main(["verify", "--changed-since", base, "--ledger", str(led.root)]) == 0
     out = capsys.readouterr().out
-    assert "2 ledger entries added since" in out and "0 refused, 2 to recompute" in out
+    assert "2 ledger entries changed since" in out and "(2 added," in out and "0 refused, 2 to recompute" in out
     assert hashes[1][:12] in out and hashes[2][:12] in out and hashes[0][:12] not in out
     assert out.count("identical") == 4 and "2 consistent, 0 differ" in out  # per run and in the table
     # a forged added entry is refused before anything is recomputed
@@ -309,7 +309,122 @@ def test_verify_changed_since_recomputes_exactly_the_added_entries(tmp_path, cap
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "all")
     assert main(["verify", "--changed-since", "HEAD", "--ledger", str(led.root)]) == 0
-    assert "0 ledger entries added since HEAD" in capsys.readouterr().out
+    assert "0 ledger entries changed since HEAD" in capsys.readouterr().out
+
+
+# ------------------------------------------------ verify --changed-since cannot be bypassed (issue 59)
+def _forge_history(files: dict, delta: float) -> None:
+    """Shift the accuracy of the history's second row by ``delta`` (fraction), in place."""
+    lines = files["history.csv"].decode().splitlines()
+    acc = lines[0].split(",").index("accuracy")
+    cells = lines[2].split(",")
+    cells[acc] = repr(float(cells[acc]) + delta)
+    lines[2] = ",".join(cells)
+    files["history.csv"] = ("\n".join(lines) + "\n").encode()
+
+
+@pytest.fixture
+def pulled(tmp_path, monkeypatch):
+    """A checkout with two committed entries (one read by a report) and a drift record measuring
+    0.5 points for the toy family; returns (repo, ledger, base revision, hashes, store)."""
+    from fedlib.experiments.results import provenance
+
+    monkeypatch.setattr(provenance, "drift_family", lambda cfg: "toy-family")
+    store = ResultStore(tmp_path / "store")
+    hashes = [run(_toy(s), store=store, progress=False).config_hash for s in (0, 1, 2)]
+    repo = tmp_path / "repo"
+    led = Ledger(repo / "ledger")
+    export_runs(store, led, hashes[:2])
+    (repo / "reports" / "cpu").mkdir(parents=True)
+    (repo / "reports" / "cpu" / "t.runs.json").write_text(json.dumps({"runs": [hashes[1]]}))
+    (repo / "benchmarks" / "results").mkdir(parents=True)
+    (repo / "benchmarks" / "results" / "cross_cpu.json").write_text(json.dumps([
+        {"hash": None, "family": "toy-family", "rounds": 3, "made_on": "A", "recomputed_on": "B",
+         "largest_round_diff": 0.5, "final_diff": 0.5, "date": "2026-12-07"}]))
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "base")
+    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    return repo, led, base, hashes, store
+
+
+def _verify(led, base, *extra):
+    return main(["verify", "--changed-since", base, "--ledger", str(led.root), "--no-record", *extra])
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_changed_since_checks_a_rewritten_entry_and_its_summary(pulled, capsys):
+    """Why 1a + 1c: an existing entry whose summary says 0.999 (checksums recomputed) was never
+    looked at; a forged summary over a genuine history passed."""
+    repo, led, base, hashes, _ = pulled
+    files = led.read(hashes[1])
+    summary = json.loads(files["summary.json"])
+    summary["final_accuracy"] = 0.999
+    files["summary.json"] = json.dumps(summary).encode()
+    _rewrite(led, hashes[1], files)
+    _git(repo, "commit", "-qam", "forged summary")
+    assert _verify(led, base) == 1
+    out = capsys.readouterr().out
+    assert "(0 added, 1 rewritten, 0 deleted)" in out and f"rewritten {hashes[1][:12]}" in out
+    assert "read by cpu/t.runs.json" in out
+    assert "history identical, summary differs (summary: final_accuracy)" in out
+    assert "1 differ beyond what their CPU type excuses" in out
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_changed_since_names_a_deleted_entry_a_report_reads(pulled, capsys):
+    repo, led, base, hashes, _ = pulled
+    shutil.rmtree(led.path(hashes[0]))
+    assert _verify(led, base) == 0  # no report reads it: named, not refused
+    assert f"deleted {hashes[0][:12]} (no report reads it)" in capsys.readouterr().out
+    shutil.rmtree(led.path(hashes[1]))
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "two entries gone")
+    assert _verify(led, base) == 1
+    out = capsys.readouterr().out
+    assert f"refused {hashes[1][:12]}: deleted, but cpu/t.runs.json reads it" in out
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.parametrize("delta, code", [(0.003, 0), (0.02, 1)])
+def test_another_cpu_excuses_only_the_measured_drift(pulled, capsys, delta, code):
+    """Why 1b: a forged entry whose DONE names another CPU type had every difference "expected"."""
+    repo, led, base, hashes, store = pulled
+    export_runs(store, led, hashes[2:])
+    files = led.read(hashes[2])
+    _forge_history(files, delta)
+    done = json.loads(files["DONE"])
+    done["provenance"]["cpu"] = "Forged CPU [AVX9000]"
+    files["DONE"] = json.dumps(done).encode()
+    _rewrite(led, hashes[2], files)
+    # the pull also widens the drift record: the record as it was at the base revision counts
+    (repo / "benchmarks" / "results" / "cross_cpu.json").write_text(json.dumps([
+        {"hash": None, "family": "toy-family", "rounds": 3, "made_on": "A", "recomputed_on": "B",
+         "largest_round_diff": 99, "final_diff": 99, "date": "2026-12-07"}]))
+    assert _verify(led, base) == code
+    out = capsys.readouterr().out
+    assert "toy-family 0.50" in out
+    if code:
+        assert "beyond the drift measured for toy-family (0.50 a round" in out
+    else:
+        assert "within the drift measured for toy-family (expected)" in out
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_another_cpu_without_a_measured_family_excuses_nothing(pulled, capsys, monkeypatch):
+    from fedlib.experiments.results import provenance
+
+    repo, led, base, hashes, store = pulled
+    monkeypatch.setattr(provenance, "drift_family", lambda cfg: "unmeasured-family")
+    export_runs(store, led, hashes[2:])
+    files = led.read(hashes[2])
+    _forge_history(files, 0.001)
+    done = json.loads(files["DONE"])
+    done["provenance"]["cpu"] = "Forged CPU [AVX9000]"
+    files["DONE"] = json.dumps(done).encode()
+    _rewrite(led, hashes[2], files)
+    assert _verify(led, base) == 1
+    assert "no drift is measured for unmeasured-family" in capsys.readouterr().out
 
 
 # ------------------------------------------------------------------ datasets (Why: items 3, 5, 8)
