@@ -427,6 +427,89 @@ def test_another_cpu_without_a_measured_family_excuses_nothing(pulled, capsys, m
     assert "no drift is measured for unmeasured-family" in capsys.readouterr().out
 
 
+# ------------------------------------------------ crafted entries refused at import (issue 59, Why 5)
+def _put_raw(led: Ledger, h: str, files: dict, done: bytes) -> None:
+    """Entry ``h`` with ``files`` and the DONE bytes ``done`` as they are (no checksum recomputed)."""
+    shutil.rmtree(led.path(h))
+    led.add(h, {**files, "DONE": done})
+
+
+def _import_refuses(tmp_path, led, capsys, words: str) -> str:
+    store = ResultStore(tmp_path / "fresh")
+    assert main(["results", "import", str(led.root), "--results", str(store.root)]) == 1
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err, err
+    return err
+
+
+def test_a_history_that_is_not_csv_is_refused_at_import(tmp_path, filled, capsys):
+    store, hashes = filled
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes)
+    files = led.read(hashes[0])
+    files["history.csv"] = b"round,accuracy\n1,0.5\n2,0.5,7,8\n"
+    _rewrite(led, hashes[0], files)
+    err = _import_refuses(tmp_path, led, capsys, f"refused ledger entry {hashes[0][:12]}: history.csv is not a CSV")
+    assert len([x for x in err.splitlines() if "refused" in x]) == 1  # the other entry is imported
+    assert ResultStore(tmp_path / "fresh").has(hashes[1]) and not ResultStore(tmp_path / "fresh").has(hashes[0])
+
+
+def test_a_config_nested_very_deep_is_refused_without_recursion_error(tmp_path, filled, capsys):
+    store, hashes = filled
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes[:1])
+    files = led.read(hashes[0])
+    files["config.json"] = files["config.json"].rstrip()[:-1] + b', "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    _rewrite(led, hashes[0], files)
+    _import_refuses(tmp_path, led, capsys, "config.json nests deeper than 32 levels")
+    assert main(["verify", "--ledger", str(led.root), "--no-record"]) == 1
+    assert "refused: config.json nests deeper" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("files", ["a", "b"], "DONE's files is not an object"),
+    ("provenance", ["cpu"], "DONE's provenance is a JSON list"),
+    ("provenance", {"cpu": {"x": 1}}, "DONE's provenance field 'cpu' is a JSON dict"),
+    ("config_hash", 7, "DONE's config_hash is not 64 hex"),
+])
+def test_a_done_with_a_field_of_the_wrong_type_is_refused(tmp_path, filled, capsys, field, value, words):
+    store, hashes = filled
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes[:1])
+    files = led.read(hashes[0])
+    done = json.loads(files.pop("DONE"))
+    done[field] = value
+    _put_raw(led, hashes[0], files, json.dumps(done).encode())
+    _import_refuses(tmp_path, led, capsys, words)
+
+
+def test_an_entry_under_a_non_hex_folder_is_named(tmp_path, filled, capsys):
+    store, hashes = filled
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes)
+    (led.root / "zz").mkdir()
+    os.rename(led.path(hashes[0]), led.root / "zz" / hashes[0])
+    (led.root / "README.md").write_text("a file beside the entries is no stray")
+    err = _import_refuses(tmp_path, led, capsys, "refused ledger entry zz/: zz/ is a folder that is not named")
+    assert "README" not in err
+
+
+def test_import_caps_what_it_writes_in_total(tmp_path, filled, capsys, monkeypatch):
+    """Why 5: a 1.08 MiB ledger wrote 1,080 MiB. Here: a 4 MiB history in a few KB of gzip."""
+    monkeypatch.setattr(ledger_mod, "IMPORT_SLACK_BYTES", 2**20)
+    store, hashes = filled
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes)
+    files = led.read(hashes[1])
+    head = files["history.csv"].decode().splitlines()
+    files["history.csv"] = ("\n".join([head[0]] + [head[1]] * (4 * 2**20 // len(head[1]))) + "\n").encode()
+    _rewrite(led, hashes[1], files)
+    assert led.size() < 2**20
+    err = _import_refuses(tmp_path, led, capsys, f"refused ledger entry {hashes[1][:12]}: importing it would write")
+    assert "a decompression bomb?" in err
+    assert ResultStore(tmp_path / "fresh").has(hashes[0])
+
+
 # ------------------------------------------------------------------ datasets (Why: items 3, 5, 8)
 def _cifar_archive(path: Path, member_bytes: bytes, name="cifar10/train/a/0.jpg"):
     buf = io.BytesIO()

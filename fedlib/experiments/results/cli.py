@@ -262,6 +262,12 @@ def cmd_verify(args) -> int:
     rows, bad, measured = [], 0, []
     with tempfile.TemporaryDirectory(prefix="fedlib-verify-") as scratch:
         for h in chosen:
+            ok, why = (True, "") if strict else ledger.check(h)  # --changed-since checked them already
+            if not ok:
+                bad += 1
+                rows.append({"run": h[:12], "result": f"refused: {why}"})
+                print(f"  {h[:12]} refused: {why}", flush=True)
+                continue
             entry = ledger.config(h)
             made_on = ledger.provenance(h).get("cpu", "unknown")
             cfg = RunConfig.from_dict(entry["config"])
