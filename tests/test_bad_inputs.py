@@ -516,3 +516,51 @@ def test_sflv2_with_a_dropout_model_is_refused_when_the_config_is_built():
     cfg = RunConfig.from_preset("sflv1-cifar10-smoke", ["algorithm=fedavg", "split.framework=sflv2", "model.name=cnn"])
     assert cfg.split.framework == "sflv2"
     RunConfig.from_preset("sflv1-cifar10-smoke", ["model.name=cnn3"])  # SFLV1 trains dropout models (stacked path)
+
+
+# ------------------------------------------------------------ output paths (issue 59, Why 3)
+def test_the_output_path_predicate_names_devices_fifos_and_folders(tmp_path):
+    import os
+
+    from fedlib.core.utils import output_kind
+
+    assert output_kind("/dev/null") == "a device"  # only stat'ed, never written
+    assert output_kind(tmp_path) == "a folder"
+    os.mkfifo(tmp_path / "fifo")
+    assert output_kind(tmp_path / "fifo") == "a FIFO (named pipe)"
+    (tmp_path / "plain").write_text("x")
+    assert output_kind(tmp_path / "plain") is None and output_kind(tmp_path / "new") is None
+    os.symlink("/dev/null", tmp_path / "link")
+    assert output_kind(tmp_path / "link") == "a device"  # what a link leads to counts
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_fifo_or_a_folder_is_never_replaced_by_an_output_file(kind, tmp_path, capsys):
+    import os
+    import stat
+
+    from fedlib.core.utils import atomic_write_bytes
+
+    target = tmp_path / kind
+    os.mkfifo(target) if kind == "fifo" else target.mkdir()
+    with pytest.raises(FedlibError, match="not a regular file"):
+        atomic_write_bytes(target, b"x")
+    # verify --record names it before anything is recomputed
+    assert main(["verify", "--record", str(target), "--ledger", str(tmp_path / "noledger")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fedlib: error: the drift record (--record)") and "Traceback" not in err, err
+    mode = os.lstat(target).st_mode
+    assert stat.S_ISFIFO(mode) if kind == "fifo" else stat.S_ISDIR(mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [kind]  # no temporary left beside it
+
+
+# ------------------------------------------------------------ verify's choices (issue 59, Why 6)
+@pytest.mark.parametrize("argv, fragment", [
+    (["verify", "--only"], "--only needs at least one report name"),
+    (["verify", "--profile", "nope"], "--profile nope only chooses reports with --only"),
+    (["verify", "--only", "fedqs", "--profile", "nope"], "unknown profile 'nope'"),
+])
+def test_verify_choices_that_would_be_ignored_are_refused(argv, fragment, tmp_path, capsys):
+    assert main(argv + ["--ledger", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and "Traceback" not in err, err

@@ -238,6 +238,15 @@ def cmd_verify(args) -> int:
     from fedlib.experiments.results.provenance import cpu_type, drift_family
     from fedlib.experiments.results.store import csv_to_frame
 
+    check(args.only is None or len(args.only) > 0, "--only needs at least one report name",
+          "e.g. --only fedqs/table1 (or leave --only out to verify every ledger run)")
+    check(args.profile is None or args.only, f"--profile {args.profile} only chooses reports with --only",
+          f"add --only NOTEBOOK, e.g. --only fedqs/table1 --profile {args.profile}")
+    if args.profile is not None:
+        from fedlib.reporting.profiles import PROFILES
+
+        check(args.profile in PROFILES, f"unknown profile {args.profile!r} for --profile",
+              f"choose one of {', '.join(PROFILES)}")
     ledger = Ledger(args.ledger)
     refused, bounds, strict = [], None, args.changed_since is not None
     record = _drift_record_path(args, ledger)
