@@ -492,12 +492,22 @@ def parse_params(items: list[str]) -> dict:
         if not sep or not key.strip():
             raise FedlibError(f"bad notebook parameter {item!r}", "write it as KEY=VALUE, e.g. -p 'tasks=[adult]'")
         try:
-            params[key.strip()] = load_yaml(value, f"notebook parameter {key.strip()!r}")
+            params[key.strip()] = load_yaml(value, f"notebook parameter {key.strip()!r}", plain=True)
         except yaml.YAMLError as err:
             raise FedlibError(f"cannot parse notebook parameter {item!r} "
                               f"({str(err).splitlines()[0]})",
                               "write a YAML value, e.g. -p 'tasks=[adult]' (brackets closed)") from None
+    tag = variant_of(params)  # [issue 59] it names the report's files: refused before anything is recorded
+    if len(tag.encode()) > MAX_VARIANT_BYTES:
+        raise FedlibError(f"the -p values name a report variant of {len(tag.encode())} characters "
+                          f"({tag[:40]}...); a file name holds at most {MAX_VARIANT_BYTES} of them here",
+                          "run fewer or shorter values per call (e.g. one reading at a time)")
     return params
+
+
+#: the longest variant tag (:func:`variant_of`) a report's file names may carry: the notebook's name,
+#: a suffix (``.not_run.csv``) and a temporary file's prefix must still fit 255 bytes
+MAX_VARIANT_BYTES = 150
 
 
 def register(subparsers) -> None:
