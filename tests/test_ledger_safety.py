@@ -564,6 +564,57 @@ def test_an_archive_bomb_is_refused_before_extraction(tmp_path, monkeypatch, cap
     assert peak < 16 * 2**20, peak
 
 
+def _tar_with_header(kind: bytes, declared: int) -> bytes:
+    """A tar whose first block is a PAX (``x``) or GNU long-name (``L``) header declaring
+    ``declared`` bytes of header data, followed by that many zeros (issue 59, Why 2)."""
+    info = tarfile.TarInfo("././@PaxHeader" if kind == b"x" else "././@LongLink")
+    info.type, info.size = kind, declared
+    return info.tobuf(tarfile.USTAR_FORMAT) + b"\0" * declared
+
+
+@pytest.mark.parametrize("kind", [b"x", b"L"])
+def test_a_tar_header_declaring_a_gigabyte_counts_against_the_budget(kind, tmp_path, monkeypatch):
+    from fedlib.data import files
+
+    monkeypatch.setattr(files, "MIN_ARCHIVE_BUDGET", 2 * 2**20)
+    path = tmp_path / "cifar10-jpg.tar.gz"
+    path.write_bytes(gzip.compress(_tar_with_header(kind, 48 * 2**20), compresslevel=1, mtime=0))
+    budget = max(2 * 2**20, files.MAX_EXPANSION * path.stat().st_size)
+    assert budget < 16 * 2**20 < 48 * 2**20
+    tracemalloc.start()
+    with pytest.raises(FedlibError) as info:
+        files.FileTree(path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert "decompression bomb" in str(info.value) and f"expands past {budget:,} bytes" in str(info.value)
+    assert peak < budget + 4 * 2**20, peak
+
+
+@pytest.mark.parametrize("compress", ["gzip", "bz2", "xz"])
+def test_trailing_compressed_streams_stop_at_the_budget(compress, tmp_path, monkeypatch):
+    """A small valid tar followed by many compressed streams of zeros (the issue's: 1,500 bzip2
+    streams, 146 GiB): decompression stops at the budget, for every compressor the loader reads."""
+    import bz2
+    import lzma
+
+    from fedlib.data import files
+
+    monkeypatch.setattr(files, "MIN_ARCHIVE_BUDGET", 2 * 2**20)
+    pack = {"gzip": lambda b: gzip.compress(b, mtime=0), "bz2": bz2.compress, "xz": lzma.compress}[compress]
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tarfile.TarInfo("cifar10/train/a/0.jpg")
+        info.size = 10
+        tar.addfile(info, io.BytesIO(b"x" * 10))
+    zeros = pack(b"\0" * 2**20)
+    path = tmp_path / f"a.tar.{ {'gzip': 'gz'}.get(compress, compress)}"
+    path.write_bytes(pack(buf.getvalue()) + zeros * 40)  # 40 MiB of trailing zeros
+    with pytest.raises(FedlibError, match="decompression bomb"):
+        files.FileTree(path)
+    path.write_bytes(pack(buf.getvalue()) + zeros)  # 1 MiB of trailing data: within the budget
+    assert files.FileTree(path).names() == ["cifar10/train/a/0.jpg"]
+
+
 def test_a_damaged_adult_copy_is_damaged_not_missing(tmp_path, monkeypatch, capsys):
     (tmp_path / "adult").mkdir()
     (tmp_path / "adult" / "adult.data").write_bytes(os.urandom(3000))
