@@ -641,3 +641,38 @@ def test_a_closed_output_pipe_is_named_as_such():
     assert err.startswith("fedlib: error: the pipe on standard output was closed"), err
     assert "permissions" not in err and "Traceback" not in err and len(lines) == 2, err
     assert code == 141
+
+
+# ------------------------------------------------ a damaged drift record (issue 59, Why 6)
+DAMAGED_RECORDS = {
+    "conflict": '[\n<<<<<<< HEAD\n {"hash": null, "family": "f"}\n=======\n {"hash": "x"}\n>>>>>>> fork\n]\n',
+    "not-json": '[{"hash": null, "family": ',
+    "not-a-list": '{"hash": null}',
+    "list-of-numbers": "[1, 2]",
+}
+
+
+@pytest.mark.parametrize("case", sorted(DAMAGED_RECORDS))
+def test_a_damaged_drift_record_is_one_line_naming_the_file(case, tmp_path, filled, capsys):
+    from fedlib.experiments.results.drift_record import load_drift_record
+
+    record = tmp_path / "cross_cpu.json"
+    record.write_text(DAMAGED_RECORDS[case])
+    with pytest.raises(FedlibError, match="the drift record .*cross_cpu.json"):
+        load_drift_record(record)
+    store, hashes = filled
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes[:1])
+    assert main(["verify", "--ledger", str(led.root), "--record", str(record)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fedlib: error: the drift record") and str(record) in err and "Traceback" not in err
+    assert record.read_text() == DAMAGED_RECORDS[case]  # named before any run is recomputed, untouched
+
+
+def test_drift_bounds_take_the_largest_measured_per_family():
+    from fedlib.experiments.results.drift_record import drift_bounds
+
+    entries = [{"family": "a", "largest_round_diff": 0.3, "final_diff": -0.2},
+               {"family": "a", "largest_round_diff": -0.5, "final_diff": 0.1},
+               {"family": "b", "largest_round_diff": "x"}, {"run": "no family", "largest_round_diff": 9}]
+    assert drift_bounds(entries) == {"a": {"round": 0.5, "final": 0.2}}
