@@ -395,6 +395,8 @@ ENV_CASES = [
     ("results-env-usr", {"FEDLIB_RESULTS": "/usr"}, ["results", "list"], "system folder"),
     ("ledger-env-root", {"FEDLIB_LEDGER": "/"}, ["results", "import", "--results", "/tmp/fedlib-44-unused"],
      "system folder"),
+    ("cache-env-empty", {"FEDLIB_CACHE": ""}, ["data", "info", "adult"], "FEDLIB_CACHE is set but empty"),
+    ("cache-env-blank", {"FEDLIB_CACHE": "  "}, _run(preset=ADULT), "FEDLIB_CACHE is set but empty"),
 ]
 
 
