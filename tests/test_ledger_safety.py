@@ -386,6 +386,21 @@ def test_changed_since_names_a_deleted_entry_a_report_reads(pulled, capsys):
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_changed_since_checks_both_ends_of_a_renamed_entry(pulled, capsys):
+    repo, led, base, hashes, _ = pulled
+    two = "ab" if hashes[1][:2] != "ab" else "cd"
+    fake = two + hashes[1][2:]  # the entry a report reads, moved under another hash
+    (led.root / two).mkdir(exist_ok=True)
+    _git(repo, "mv", f"ledger/{hashes[1][:2]}/{hashes[1]}", f"ledger/{two}/{fake}")
+    _git(repo, "commit", "-qm", "rename")
+    assert _verify(led, base) == 1
+    out = capsys.readouterr().out
+    assert "(1 added, 0 rewritten, 1 deleted)" in out
+    assert f"refused {fake[:12]}: DONE marker belongs to another config hash" in out
+    assert f"refused {hashes[1][:12]}: deleted, but cpu/t.runs.json reads it" in out
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
 @pytest.mark.parametrize("delta, code", [(0.003, 0), (0.02, 1)])
 def test_another_cpu_excuses_only_the_measured_drift(pulled, capsys, delta, code):
     """Why 1b: a forged entry whose DONE names another CPU type had every difference "expected"."""

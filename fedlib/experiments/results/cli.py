@@ -282,8 +282,10 @@ def cmd_verify(args) -> int:
             cfg = RunConfig.from_dict(entry["config"])
             t0 = time.perf_counter()
             if cfg.data_fingerprint() != entry.get("data_fingerprint"):
-                rows.append({"run": h[:12], "result": "skipped: the dataset files differ from the run's",
-                             "made on": made_on})
+                # --changed-since: an entry that cannot be recomputed here is not verified (exit 1)
+                bad += strict
+                rows.append({"run": h[:12], "result": "skipped: the dataset files differ from the run's"
+                             + ("; not verified" if strict else ""), "made on": made_on})
                 continue
             new, was_summary = _replay(ledger, h, cfg, scratch)
             c = compare_histories(csv_to_frame(ledger.read(h)["history.csv"]), new.history)
