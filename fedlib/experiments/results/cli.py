@@ -231,13 +231,9 @@ def _changed_pool(ledger: Ledger, rev: str) -> tuple[list[str], list[tuple[str, 
     return pool, refused, bounds
 
 
-def cmd_verify(args) -> int:
-    import pandas as pd
-
-    from fedlib.experiments.config import RunConfig
-    from fedlib.experiments.results.provenance import cpu_type, drift_family
-    from fedlib.experiments.results.store import csv_to_frame
-
+def _check_choices(args) -> None:
+    """``--only`` with no names and ``--profile`` without ``--only`` (or unknown) are refused: each
+    used to verify every run, silently."""
     check(args.only is None or len(args.only) > 0, "--only needs at least one report name",
           "e.g. --only fedqs/table1 (or leave --only out to verify every ledger run)")
     check(args.profile is None or args.only, f"--profile {args.profile} only chooses reports with --only",
@@ -247,6 +243,28 @@ def cmd_verify(args) -> int:
 
         check(args.profile in PROFILES, f"unknown profile {args.profile!r} for --profile",
               f"choose one of {', '.join(PROFILES)}")
+
+
+def _measurement(h: str, cfg, c: dict, final, made_on: str, here: str) -> dict:
+    """One drift-record entry: run ``h`` made on ``made_on``, recomputed ``here``."""
+    from fedlib.experiments.results.provenance import drift_family
+
+    return {"hash": h[:12], "run": f"{cfg.algorithm}, {cfg.data.dataset} {cfg.model.name}, "
+            f"{cfg.rounds} rounds, seed {cfg.seed}", "family": drift_family(cfg),
+            "rounds": cfg.rounds, "made_on": made_on, "recomputed_on": here,
+            "largest_round_diff": round(float(c["max_acc_diff"]), 4),
+            "final_diff": None if final is None else round(final, 4),
+            "date": time.strftime("%Y-%m-%d"), "source": "fedlib verify"}
+
+
+def cmd_verify(args) -> int:
+    import pandas as pd
+
+    from fedlib.experiments.config import RunConfig
+    from fedlib.experiments.results.provenance import cpu_type, drift_family
+    from fedlib.experiments.results.store import csv_to_frame
+
+    _check_choices(args)
     ledger = Ledger(args.ledger)
     refused, bounds, strict = [], None, args.changed_since is not None
     record = _drift_record_path(args, ledger)
@@ -295,12 +313,7 @@ def cmd_verify(args) -> int:
             wrong, result = judge(made_on == here, c, was_summary, new.summary, drift_family(cfg), bounds, strict)
             bad += wrong
             if made_on != here and c["max_acc_diff"] is not None and drift_family(cfg) and not wrong:
-                measured.append({"hash": h[:12], "run": f"{cfg.algorithm}, {cfg.data.dataset} {cfg.model.name}, "
-                                 f"{cfg.rounds} rounds, seed {cfg.seed}", "family": drift_family(cfg),
-                                 "rounds": cfg.rounds, "made_on": made_on, "recomputed_on": here,
-                                 "largest_round_diff": round(float(c["max_acc_diff"]), 4),
-                                 "final_diff": None if final is None else round(final, 4),
-                                 "date": time.strftime("%Y-%m-%d"), "source": "fedlib verify"})
+                measured.append(_measurement(h, cfg, c, final, made_on, here))
             rows.append({"run": h[:12], "algorithm": cfg.algorithm, "rounds": cfg.rounds, "result": result,
                          "max |accuracy diff| (points)": c["max_acc_diff"], "final accuracy diff (points)": final,
                          "made on": made_on,
