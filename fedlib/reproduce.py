@@ -37,7 +37,7 @@ from fedlib.reporting.machine_paths import relativise_report
 from fedlib.reporting.curves import existing
 from fedlib.reporting.notebook_params import check_params, notebook_parameters  # noqa: F401
 from fedlib.reporting.paths import VARIANT_ENV
-from fedlib.core.utils import atomic_write_bytes
+from fedlib.core.utils import atomic_write_bytes, check_output_file
 
 INDEX_JSON = "index.json"
 
@@ -176,6 +176,7 @@ def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "pyth
     rel = str(book.relative_to(root / "notebooks"))
     target = out / report_rel(rel, params)
     target.parent.mkdir(parents=True, exist_ok=True)
+    check_output_file(target, "report")  # papermill writes in place: never into a FIFO or a device
     # the kernel inherits these: where reports go, their names' variant tag, plain-text progress
     env = {"FEDLIB_REPORT_DIR": str(out), VARIANT_ENV: variant_of(params),
            PROGRESS_ENV: os.environ.get(PROGRESS_ENV) or "text"}

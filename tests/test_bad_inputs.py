@@ -587,3 +587,16 @@ def test_verify_choices_that_would_be_ignored_are_refused(argv, fragment, tmp_pa
     assert main(argv + ["--ledger", str(tmp_path)]) == 2
     err = capsys.readouterr().err
     assert fragment in err and "Traceback" not in err, err
+
+
+def test_a_report_path_that_is_a_fifo_is_refused_before_the_notebook_runs(tmp_path):
+    import os
+
+    from fedlib.reproduce import execute, project_root
+
+    root = project_root()
+    book = root / "notebooks" / "fedqs" / "table2_accuracy.ipynb"
+    (tmp_path / "fedqs").mkdir()
+    os.mkfifo(tmp_path / "fedqs" / "table2_accuracy.ipynb")
+    with pytest.raises(FedlibError, match="the report .* is a FIFO"):
+        execute(book, root, tmp_path, "smoke")
