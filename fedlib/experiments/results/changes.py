@@ -56,7 +56,7 @@ def check_revision(root, rev) -> None:
     """FedlibError unless ``rev`` is a plain revision naming a commit of the repository at ``root``."""
     check(isinstance(rev, str) and rev.strip() != "" and not rev.startswith("-") and "\0" not in rev,
           f"--changed-since needs a git revision, got {rev!r}", "e.g. --changed-since origin/main or HEAD~3")
-    _git(root, rev, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}")
+    _git(root, rev, "rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")  # rev: never "-..."
 
 
 def git_show(root, rev: str, path: str) -> bytes | None:
