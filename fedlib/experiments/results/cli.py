@@ -4,7 +4,7 @@
     fedlib results export [HASH ...] [--all] [--reports] [--ledger DIR]   store -> ledger
     fedlib results import [PATH]                                           ledger -> store
     fedlib verify [--sample N] [--only NOTEBOOK] [--profile P] [--seed S]  recompute ledger runs
-    fedlib verify --changed-since REV                                      recompute the entries added since REV
+    fedlib verify --changed-since REV          check the entries added, rewritten or deleted since REV
 
 ``verify`` recomputes ledger runs in a scratch store and prints, per run, ``identical`` or the first
 round whose (non-timing) history differs and the largest accuracy difference, with the CPU type each
@@ -431,8 +431,10 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="which runs --sample draws")
     p.add_argument("--ledger", default=None, metavar="DIR", help="ledger folder (default: ledger/ of the checkout)")
     p.add_argument("--changed-since", default=None, metavar="REV",
-                   help="recompute exactly the ledger entries added since git revision REV (what a pull or a "
-                        "merge brought, e.g. --changed-since ORIG_HEAD or origin/main), after the import's checks")
+                   help="check every ledger entry added, rewritten, renamed or deleted since git revision REV (what "
+                        "a pull or a merge brought, e.g. --changed-since ORIG_HEAD or origin/main): the import's "
+                        "checks, then each recomputed (history and summary; another CPU type is excused only "
+                        "within the drift measured at REV; docs/LEDGER.md)")
     p.add_argument("--record", default=None, metavar="FILE",
                    help="append each run recomputed on another CPU type to this drift record (default: the "
                         "checkout's benchmarks/results/cross_cpu.json beside the ledger, when it exists)")
