@@ -37,7 +37,7 @@ from fedlib.reporting.machine_paths import relativise_report
 from fedlib.reporting.curves import existing
 from fedlib.reporting.notebook_params import check_params, notebook_parameters  # noqa: F401
 from fedlib.reporting.paths import VARIANT_ENV
-from fedlib.core.utils import atomic_write_bytes
+from fedlib.core.utils import atomic_write_bytes, check_output_file
 
 INDEX_JSON = "index.json"
 
@@ -176,6 +176,7 @@ def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "pyth
     rel = str(book.relative_to(root / "notebooks"))
     target = out / report_rel(rel, params)
     target.parent.mkdir(parents=True, exist_ok=True)
+    check_output_file(target, "report")  # papermill writes in place: never into a FIFO or a device
     # the kernel inherits these: where reports go, their names' variant tag, plain-text progress
     env = {"FEDLIB_REPORT_DIR": str(out), VARIANT_ENV: variant_of(params),
            PROGRESS_ENV: os.environ.get(PROGRESS_ENV) or "text"}
@@ -492,12 +493,22 @@ def parse_params(items: list[str]) -> dict:
         if not sep or not key.strip():
             raise FedlibError(f"bad notebook parameter {item!r}", "write it as KEY=VALUE, e.g. -p 'tasks=[adult]'")
         try:
-            params[key.strip()] = load_yaml(value, f"notebook parameter {key.strip()!r}")
+            params[key.strip()] = load_yaml(value, f"notebook parameter {key.strip()!r}", plain=True)
         except yaml.YAMLError as err:
             raise FedlibError(f"cannot parse notebook parameter {item!r} "
                               f"({str(err).splitlines()[0]})",
                               "write a YAML value, e.g. -p 'tasks=[adult]' (brackets closed)") from None
+    tag = variant_of(params)  # [issue 59] it names the report's files: refused before anything is recorded
+    if len(tag.encode()) > MAX_VARIANT_BYTES:
+        raise FedlibError(f"the -p values name a report variant of {len(tag.encode())} characters "
+                          f"({tag[:40]}...); a file name holds at most {MAX_VARIANT_BYTES} of them here",
+                          "run fewer or shorter values per call (e.g. one reading at a time)")
     return params
+
+
+#: the longest variant tag (:func:`variant_of`) a report's file names may carry: the notebook's name,
+#: a suffix (``.not_run.csv``) and a temporary file's prefix must still fit 255 bytes
+MAX_VARIANT_BYTES = 150
 
 
 def register(subparsers) -> None:

@@ -113,6 +113,27 @@ CLI_CASES = [
      "chosen by --profile"),
     ("reproduce-rounds-text", ["reproduce", "--list", "--only", "fedqs/table2", "-p", "rounds=many"],
      "an integer >= 1"),
+    # issue 59: -p values are plain YAML, each knob checked by type and range, the variant name bounded
+    ("reproduce-tag-pairs", ["reproduce", "--list", "--only", "fedqs/table2", "-p", "readings=!!pairs [[a, b]]"],
+     "uses the YAML tag tag:yaml.org,2002:pairs (tags are not accepted"),
+    ("reproduce-tag-set", ["reproduce", "--list", "--only", "fedqs/table2", "-p", "readings=!!set {a: null}"],
+     "uses the YAML tag"),
+    ("reproduce-tag-python", ["reproduce", "--list", "-p", "x=!!python/object/apply:os.system [id]"],
+     "uses the YAML tag"),
+    ("reproduce-date", ["reproduce", "--list", "--only", "fedqs/table2", "-p", "readings=[2026-12-07]"],
+     "holds a date"),
+    ("reproduce-too-long", ["reproduce", "--list", "--only", "fedqs/table2", "-p",
+                            "readings=[" + ", ".join(["code-main-" + "x" * 20] * 14) + "]"],
+     "a file name holds at most 150"),
+    ("reproduce-repeats", ["reproduce", "--list", "--only", "fedqs/table2", "-p", "readings=[code-main, code-main]"],
+     "readings=['code-main', 'code-main'] must be a list without repeats"),
+    ("reproduce-fraction", ["reproduce", "--list", "--only", "smofi/ablations", "-p", "client_fraction=-0.5"],
+     "client_fraction=-0.5 must be a number in (0, 1]"),
+    ("reproduce-flag", ["reproduce", "--list", "--only", "smofi/ablations", "-p", "first_moment_only=maybe"],
+     "first_moment_only='maybe' must be true or false"),
+    ("reproduce-fednar-seeds", ["reproduce", "--list", "--only", "smofi/main_accuracy", "-p",
+                                "official_fednar_seeds=abc"], "official_fednar_seeds='abc' must be a list of integers"),
+    ("seed-huge-hex", _run("seed=0x" + "f" * 5000), "holds an integer of 5,000 digits"),
     # ---- runs that would train nothing or mean nothing
     ("batch-100000", _run("local.batch_size=100000", preset=ADULT), "no client has a full batch"),
     ("max-train-10", _run("data.max_train=10", preset=ADULT), "no client has a full batch"),
@@ -374,6 +395,8 @@ ENV_CASES = [
     ("results-env-usr", {"FEDLIB_RESULTS": "/usr"}, ["results", "list"], "system folder"),
     ("ledger-env-root", {"FEDLIB_LEDGER": "/"}, ["results", "import", "--results", "/tmp/fedlib-44-unused"],
      "system folder"),
+    ("cache-env-empty", {"FEDLIB_CACHE": ""}, ["data", "info", "adult"], "FEDLIB_CACHE is set but empty"),
+    ("cache-env-blank", {"FEDLIB_CACHE": "  "}, _run(preset=ADULT), "FEDLIB_CACHE is set but empty"),
 ]
 
 
@@ -516,3 +539,64 @@ def test_sflv2_with_a_dropout_model_is_refused_when_the_config_is_built():
     cfg = RunConfig.from_preset("sflv1-cifar10-smoke", ["algorithm=fedavg", "split.framework=sflv2", "model.name=cnn"])
     assert cfg.split.framework == "sflv2"
     RunConfig.from_preset("sflv1-cifar10-smoke", ["model.name=cnn3"])  # SFLV1 trains dropout models (stacked path)
+
+
+# ------------------------------------------------------------ output paths (issue 59, Why 3)
+def test_the_output_path_predicate_names_devices_fifos_and_folders(tmp_path):
+    import os
+
+    from fedlib.core.utils import output_kind
+
+    assert output_kind("/dev/null") == "a device"  # only stat'ed, never written
+    assert output_kind(tmp_path) == "a folder"
+    os.mkfifo(tmp_path / "fifo")
+    assert output_kind(tmp_path / "fifo") == "a FIFO (named pipe)"
+    (tmp_path / "plain").write_text("x")
+    assert output_kind(tmp_path / "plain") is None and output_kind(tmp_path / "new") is None
+    os.symlink("/dev/null", tmp_path / "link")
+    assert output_kind(tmp_path / "link") == "a device"  # what a link leads to counts
+
+
+@pytest.mark.parametrize("kind", ["fifo", "folder"])
+def test_a_fifo_or_a_folder_is_never_replaced_by_an_output_file(kind, tmp_path, capsys):
+    import os
+    import stat
+
+    from fedlib.core.utils import atomic_write_bytes
+
+    target = tmp_path / kind
+    os.mkfifo(target) if kind == "fifo" else target.mkdir()
+    with pytest.raises(FedlibError, match="not a regular file"):
+        atomic_write_bytes(target, b"x")
+    # verify --record names it before anything is recomputed
+    assert main(["verify", "--record", str(target), "--ledger", str(tmp_path / "noledger")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fedlib: error: the drift record (--record)") and "Traceback" not in err, err
+    mode = os.lstat(target).st_mode
+    assert stat.S_ISFIFO(mode) if kind == "fifo" else stat.S_ISDIR(mode)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [kind]  # no temporary left beside it
+
+
+# ------------------------------------------------------------ verify's choices (issue 59, Why 6)
+@pytest.mark.parametrize("argv, fragment", [
+    (["verify", "--only"], "--only needs at least one report name"),
+    (["verify", "--profile", "nope"], "--profile nope only chooses reports with --only"),
+    (["verify", "--only", "fedqs", "--profile", "nope"], "unknown profile 'nope'"),
+])
+def test_verify_choices_that_would_be_ignored_are_refused(argv, fragment, tmp_path, capsys):
+    assert main(argv + ["--ledger", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert fragment in err and "Traceback" not in err, err
+
+
+def test_a_report_path_that_is_a_fifo_is_refused_before_the_notebook_runs(tmp_path):
+    import os
+
+    from fedlib.reproduce import execute, project_root
+
+    root = project_root()
+    book = root / "notebooks" / "fedqs" / "table2_accuracy.ipynb"
+    (tmp_path / "fedqs").mkdir()
+    os.mkfifo(tmp_path / "fedqs" / "table2_accuracy.ipynb")
+    with pytest.raises(FedlibError, match="the report .* is a FIFO"):
+        execute(book, root, tmp_path, "smoke")

@@ -225,20 +225,26 @@ def root(tmp_path, monkeypatch):
 def test_roots_follow_environment(tmp_path, monkeypatch):
     monkeypatch.setenv("FEDLIB_DATA", str(tmp_path / "d"))
     monkeypatch.delenv("FEDLIB_CACHE", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
     assert data_root() == tmp_path / "d"
-    assert cache_root() == tmp_path / "d" / "cache"  # writable (creatable) -> under the data
+    assert cache_root() == tmp_path / "xdg" / "fedlib"  # the user's cache folder, never the data's (issue 59)
     monkeypatch.setenv("FEDLIB_CACHE", str(tmp_path / "c"))
     assert cache_root() == tmp_path / "c"
     monkeypatch.delenv("FEDLIB_DATA")
     assert data_root() == Path("data")
 
 
-def test_cache_root_falls_back_for_unwritable_root(monkeypatch):
-    monkeypatch.delenv("FEDLIB_CACHE", raising=False)
-    import fedlib.data.paths as paths
+def test_cache_root_is_never_inside_the_data_folder_unless_asked(tmp_path, monkeypatch):
+    import sys
 
-    monkeypatch.setattr(paths, "_writable", lambda p: False)
-    assert cache_root("/somewhere") == Path.home() / ".cache" / "fedlib"
+    monkeypatch.delenv("FEDLIB_CACHE", raising=False)
+    monkeypatch.delenv("XDG_CACHE_HOME", raising=False)
+    if sys.platform.startswith("linux"):
+        assert cache_root(tmp_path) == Path.home() / ".cache" / "fedlib"
+    monkeypatch.setenv("XDG_CACHE_HOME", "relative/path")  # not absolute: ignored, as the spec says
+    assert not str(cache_root(tmp_path)).startswith(str(tmp_path))
+    monkeypatch.setenv("FEDLIB_CACHE", str(tmp_path / "cache"))  # asked for
+    assert cache_root() == tmp_path / "cache"
 
 
 # ----------------------------------------------------------------------------- CIFAR

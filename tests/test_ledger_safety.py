@@ -292,7 +292,7 @@ def test_verify_changed_since_recomputes_exactly_the_added_entries(tmp_path, cap
     _git(repo, "commit", "-q", "-m", "second entry")
     assert main(["verify", "--changed-since", base, "--ledger", str(led.root)]) == 0
     out = capsys.readouterr().out
-    assert "2 ledger entries added since" in out and "0 refused, 2 to recompute" in out
+    assert "2 ledger entries changed since" in out and "(2 added," in out and "0 refused, 2 to recompute" in out
     assert hashes[1][:12] in out and hashes[2][:12] in out and hashes[0][:12] not in out
     assert out.count("identical") == 4 and "2 consistent, 0 differ" in out  # per run and in the table
     # a forged added entry is refused before anything is recomputed
@@ -309,7 +309,220 @@ def test_verify_changed_since_recomputes_exactly_the_added_entries(tmp_path, cap
     _git(repo, "add", "-A")
     _git(repo, "commit", "-q", "-m", "all")
     assert main(["verify", "--changed-since", "HEAD", "--ledger", str(led.root)]) == 0
-    assert "0 ledger entries added since HEAD" in capsys.readouterr().out
+    assert "0 ledger entries changed since HEAD" in capsys.readouterr().out
+
+
+# ------------------------------------------------ verify --changed-since cannot be bypassed (issue 59)
+def _forge_history(files: dict, delta: float) -> None:
+    """Shift the accuracy of the history's second row by ``delta`` (fraction), in place."""
+    lines = files["history.csv"].decode().splitlines()
+    acc = lines[0].split(",").index("accuracy")
+    cells = lines[2].split(",")
+    cells[acc] = repr(float(cells[acc]) + delta)
+    lines[2] = ",".join(cells)
+    files["history.csv"] = ("\n".join(lines) + "\n").encode()
+
+
+@pytest.fixture
+def pulled(tmp_path, monkeypatch):
+    """A checkout with two committed entries (one read by a report) and a drift record measuring
+    0.5 points for the toy family; returns (repo, ledger, base revision, hashes, store)."""
+    from fedlib.experiments.results import provenance
+
+    monkeypatch.setattr(provenance, "drift_family", lambda cfg: "toy-family")
+    store = ResultStore(tmp_path / "store")
+    hashes = [run(_toy(s), store=store, progress=False).config_hash for s in (0, 1, 2)]
+    repo = tmp_path / "repo"
+    led = Ledger(repo / "ledger")
+    export_runs(store, led, hashes[:2])
+    (repo / "reports" / "cpu").mkdir(parents=True)
+    (repo / "reports" / "cpu" / "t.runs.json").write_text(json.dumps({"runs": [hashes[1]]}))
+    (repo / "benchmarks" / "results").mkdir(parents=True)
+    (repo / "benchmarks" / "results" / "cross_cpu.json").write_text(json.dumps([
+        {"hash": None, "family": "toy-family", "rounds": 3, "made_on": "A", "recomputed_on": "B",
+         "largest_round_diff": 0.5, "final_diff": 0.5, "date": "2026-12-07"}]))
+    _git(repo, "init", "-q")
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-q", "-m", "base")
+    base = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True).stdout.strip()
+    return repo, led, base, hashes, store
+
+
+def _verify(led, base, *extra):
+    return main(["verify", "--changed-since", base, "--ledger", str(led.root), "--no-record", *extra])
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_changed_since_checks_a_rewritten_entry_and_its_summary(pulled, capsys):
+    """Why 1a + 1c: an existing entry whose summary says 0.999 (checksums recomputed) was never
+    looked at; a forged summary over a genuine history passed."""
+    repo, led, base, hashes, _ = pulled
+    files = led.read(hashes[1])
+    summary = json.loads(files["summary.json"])
+    summary["final_accuracy"] = 0.999
+    files["summary.json"] = json.dumps(summary).encode()
+    _rewrite(led, hashes[1], files)
+    _git(repo, "commit", "-qam", "forged summary")
+    assert _verify(led, base) == 1
+    out = capsys.readouterr().out
+    assert "(0 added, 1 rewritten, 0 deleted)" in out and f"rewritten {hashes[1][:12]}" in out
+    assert "read by cpu/t.runs.json" in out
+    assert "history identical, summary differs (summary: final_accuracy)" in out
+    assert "1 differ beyond what their CPU type excuses" in out
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_changed_since_names_a_deleted_entry_a_report_reads(pulled, capsys):
+    repo, led, base, hashes, _ = pulled
+    shutil.rmtree(led.path(hashes[0]))
+    assert _verify(led, base) == 0  # no report reads it: named, not refused
+    assert f"deleted {hashes[0][:12]} (no report reads it)" in capsys.readouterr().out
+    shutil.rmtree(led.path(hashes[1]))
+    _git(repo, "add", "-A")
+    _git(repo, "commit", "-qm", "two entries gone")
+    assert _verify(led, base) == 1
+    out = capsys.readouterr().out
+    assert f"refused {hashes[1][:12]}: deleted, but cpu/t.runs.json reads it" in out
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_changed_since_checks_both_ends_of_a_renamed_entry(pulled, capsys):
+    repo, led, base, hashes, _ = pulled
+    two = "ab" if hashes[1][:2] != "ab" else "cd"
+    fake = two + hashes[1][2:]  # the entry a report reads, moved under another hash
+    (led.root / two).mkdir(exist_ok=True)
+    _git(repo, "mv", f"ledger/{hashes[1][:2]}/{hashes[1]}", f"ledger/{two}/{fake}")
+    _git(repo, "commit", "-qm", "rename")
+    assert _verify(led, base) == 1
+    out = capsys.readouterr().out
+    assert "(1 added, 0 rewritten, 1 deleted)" in out
+    assert f"refused {fake[:12]}: DONE marker belongs to another config hash" in out
+    assert f"refused {hashes[1][:12]}: deleted, but cpu/t.runs.json reads it" in out
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+@pytest.mark.parametrize("delta, code", [(0.003, 0), (0.02, 1)])
+def test_another_cpu_excuses_only_the_measured_drift(pulled, capsys, delta, code):
+    """Why 1b: a forged entry whose DONE names another CPU type had every difference "expected"."""
+    repo, led, base, hashes, store = pulled
+    export_runs(store, led, hashes[2:])
+    files = led.read(hashes[2])
+    _forge_history(files, delta)
+    done = json.loads(files["DONE"])
+    done["provenance"]["cpu"] = "Forged CPU [AVX9000]"
+    files["DONE"] = json.dumps(done).encode()
+    _rewrite(led, hashes[2], files)
+    # the pull also widens the drift record: the record as it was at the base revision counts
+    (repo / "benchmarks" / "results" / "cross_cpu.json").write_text(json.dumps([
+        {"hash": None, "family": "toy-family", "rounds": 3, "made_on": "A", "recomputed_on": "B",
+         "largest_round_diff": 99, "final_diff": 99, "date": "2026-12-07"}]))
+    assert _verify(led, base) == code
+    out = capsys.readouterr().out
+    assert "toy-family 0.50" in out
+    if code:
+        assert "beyond the drift measured for toy-family (0.50 a round" in out
+    else:
+        assert "within the drift measured for toy-family (expected)" in out
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_another_cpu_without_a_measured_family_excuses_nothing(pulled, capsys, monkeypatch):
+    from fedlib.experiments.results import provenance
+
+    repo, led, base, hashes, store = pulled
+    monkeypatch.setattr(provenance, "drift_family", lambda cfg: "unmeasured-family")
+    export_runs(store, led, hashes[2:])
+    files = led.read(hashes[2])
+    _forge_history(files, 0.001)
+    done = json.loads(files["DONE"])
+    done["provenance"]["cpu"] = "Forged CPU [AVX9000]"
+    files["DONE"] = json.dumps(done).encode()
+    _rewrite(led, hashes[2], files)
+    assert _verify(led, base) == 1
+    assert "no drift is measured for unmeasured-family" in capsys.readouterr().out
+
+
+# ------------------------------------------------ crafted entries refused at import (issue 59, Why 5)
+def _put_raw(led: Ledger, h: str, files: dict, done: bytes) -> None:
+    """Entry ``h`` with ``files`` and the DONE bytes ``done`` as they are (no checksum recomputed)."""
+    shutil.rmtree(led.path(h))
+    led.add(h, {**files, "DONE": done})
+
+
+def _import_refuses(tmp_path, led, capsys, words: str) -> str:
+    store = ResultStore(tmp_path / "fresh")
+    assert main(["results", "import", str(led.root), "--results", str(store.root)]) == 1
+    err = capsys.readouterr().err
+    assert words in err and "Traceback" not in err, err
+    return err
+
+
+def test_a_history_that_is_not_csv_is_refused_at_import(tmp_path, filled, capsys):
+    store, hashes = filled
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes)
+    files = led.read(hashes[0])
+    files["history.csv"] = b"round,accuracy\n1,0.5\n2,0.5,7,8\n"
+    _rewrite(led, hashes[0], files)
+    err = _import_refuses(tmp_path, led, capsys, f"refused ledger entry {hashes[0][:12]}: history.csv is not a CSV")
+    assert len([x for x in err.splitlines() if "refused" in x]) == 1  # the other entry is imported
+    assert ResultStore(tmp_path / "fresh").has(hashes[1]) and not ResultStore(tmp_path / "fresh").has(hashes[0])
+
+
+def test_a_config_nested_very_deep_is_refused_without_recursion_error(tmp_path, filled, capsys):
+    store, hashes = filled
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes[:1])
+    files = led.read(hashes[0])
+    files["config.json"] = files["config.json"].rstrip()[:-1] + b', "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}"
+    _rewrite(led, hashes[0], files)
+    _import_refuses(tmp_path, led, capsys, "config.json nests deeper than 32 levels")
+    assert main(["verify", "--ledger", str(led.root), "--no-record"]) == 1
+    assert "refused: config.json nests deeper" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("field, value, words", [
+    ("files", ["a", "b"], "DONE's files is not an object"),
+    ("provenance", ["cpu"], "DONE's provenance is a JSON list"),
+    ("provenance", {"cpu": {"x": 1}}, "DONE's provenance field 'cpu' is a JSON dict"),
+    ("config_hash", 7, "DONE's config_hash is not 64 hex"),
+])
+def test_a_done_with_a_field_of_the_wrong_type_is_refused(tmp_path, filled, capsys, field, value, words):
+    store, hashes = filled
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes[:1])
+    files = led.read(hashes[0])
+    done = json.loads(files.pop("DONE"))
+    done[field] = value
+    _put_raw(led, hashes[0], files, json.dumps(done).encode())
+    _import_refuses(tmp_path, led, capsys, words)
+
+
+def test_an_entry_under_a_non_hex_folder_is_named(tmp_path, filled, capsys):
+    store, hashes = filled
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes)
+    (led.root / "zz").mkdir()
+    os.rename(led.path(hashes[0]), led.root / "zz" / hashes[0])
+    (led.root / "README.md").write_text("a file beside the entries is no stray")
+    err = _import_refuses(tmp_path, led, capsys, "refused ledger entry zz/: zz/ is a folder that is not named")
+    assert "README" not in err
+
+
+def test_import_caps_what_it_writes_in_total(tmp_path, filled, capsys, monkeypatch):
+    """Why 5: a 1.08 MiB ledger wrote 1,080 MiB. Here: a 4 MiB history in a few KB of gzip."""
+    monkeypatch.setattr(ledger_mod, "IMPORT_SLACK_BYTES", 2**20)
+    store, hashes = filled
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes)
+    files = led.read(hashes[1])
+    head = files["history.csv"].decode().splitlines()
+    files["history.csv"] = ("\n".join([head[0]] + [head[1]] * (4 * 2**20 // len(head[1]))) + "\n").encode()
+    _rewrite(led, hashes[1], files)
+    assert led.size() < 2**20
+    err = _import_refuses(tmp_path, led, capsys, f"refused ledger entry {hashes[1][:12]}: importing it would write")
+    assert "a decompression bomb?" in err
+    assert ResultStore(tmp_path / "fresh").has(hashes[0])
 
 
 # ------------------------------------------------------------------ datasets (Why: items 3, 5, 8)
@@ -366,6 +579,57 @@ def test_an_archive_bomb_is_refused_before_extraction(tmp_path, monkeypatch, cap
     assert peak < 16 * 2**20, peak
 
 
+def _tar_with_header(kind: bytes, declared: int) -> bytes:
+    """A tar whose first block is a PAX (``x``) or GNU long-name (``L``) header declaring
+    ``declared`` bytes of header data, followed by that many zeros (issue 59, Why 2)."""
+    info = tarfile.TarInfo("././@PaxHeader" if kind == b"x" else "././@LongLink")
+    info.type, info.size = kind, declared
+    return info.tobuf(tarfile.USTAR_FORMAT) + b"\0" * declared
+
+
+@pytest.mark.parametrize("kind", [b"x", b"L"])
+def test_a_tar_header_declaring_a_gigabyte_counts_against_the_budget(kind, tmp_path, monkeypatch):
+    from fedlib.data import files
+
+    monkeypatch.setattr(files, "MIN_ARCHIVE_BUDGET", 2 * 2**20)
+    path = tmp_path / "cifar10-jpg.tar.gz"
+    path.write_bytes(gzip.compress(_tar_with_header(kind, 48 * 2**20), compresslevel=1, mtime=0))
+    budget = max(2 * 2**20, files.MAX_EXPANSION * path.stat().st_size)
+    assert budget < 16 * 2**20 < 48 * 2**20
+    tracemalloc.start()
+    with pytest.raises(FedlibError) as info:
+        files.FileTree(path)
+    peak = tracemalloc.get_traced_memory()[1]
+    tracemalloc.stop()
+    assert "decompression bomb" in str(info.value) and f"expands past {budget:,} bytes" in str(info.value)
+    assert peak < budget + 4 * 2**20, peak
+
+
+@pytest.mark.parametrize("compress", ["gzip", "bz2", "xz"])
+def test_trailing_compressed_streams_stop_at_the_budget(compress, tmp_path, monkeypatch):
+    """A small valid tar followed by many compressed streams of zeros (the issue's: 1,500 bzip2
+    streams, 146 GiB): decompression stops at the budget, for every compressor the loader reads."""
+    import bz2
+    import lzma
+
+    from fedlib.data import files
+
+    monkeypatch.setattr(files, "MIN_ARCHIVE_BUDGET", 2 * 2**20)
+    pack = {"gzip": lambda b: gzip.compress(b, mtime=0), "bz2": bz2.compress, "xz": lzma.compress}[compress]
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w") as tar:
+        info = tarfile.TarInfo("cifar10/train/a/0.jpg")
+        info.size = 10
+        tar.addfile(info, io.BytesIO(b"x" * 10))
+    zeros = pack(b"\0" * 2**20)
+    path = tmp_path / f"a.tar.{ {'gzip': 'gz'}.get(compress, compress)}"
+    path.write_bytes(pack(buf.getvalue()) + zeros * 40)  # 40 MiB of trailing zeros
+    with pytest.raises(FedlibError, match="decompression bomb"):
+        files.FileTree(path)
+    path.write_bytes(pack(buf.getvalue()) + zeros)  # 1 MiB of trailing data: within the budget
+    assert files.FileTree(path).names() == ["cifar10/train/a/0.jpg"]
+
+
 def test_a_damaged_adult_copy_is_damaged_not_missing(tmp_path, monkeypatch, capsys):
     (tmp_path / "adult").mkdir()
     (tmp_path / "adult" / "adult.data").write_bytes(os.urandom(3000))
@@ -392,3 +656,38 @@ def test_a_closed_output_pipe_is_named_as_such():
     assert err.startswith("fedlib: error: the pipe on standard output was closed"), err
     assert "permissions" not in err and "Traceback" not in err and len(lines) == 2, err
     assert code == 141
+
+
+# ------------------------------------------------ a damaged drift record (issue 59, Why 6)
+DAMAGED_RECORDS = {
+    "conflict": '[\n<<<<<<< HEAD\n {"hash": null, "family": "f"}\n=======\n {"hash": "x"}\n>>>>>>> fork\n]\n',
+    "not-json": '[{"hash": null, "family": ',
+    "not-a-list": '{"hash": null}',
+    "list-of-numbers": "[1, 2]",
+}
+
+
+@pytest.mark.parametrize("case", sorted(DAMAGED_RECORDS))
+def test_a_damaged_drift_record_is_one_line_naming_the_file(case, tmp_path, filled, capsys):
+    from fedlib.experiments.results.drift_record import load_drift_record
+
+    record = tmp_path / "cross_cpu.json"
+    record.write_text(DAMAGED_RECORDS[case])
+    with pytest.raises(FedlibError, match="the drift record .*cross_cpu.json"):
+        load_drift_record(record)
+    store, hashes = filled
+    led = Ledger(tmp_path / "ledger")
+    export_runs(store, led, hashes[:1])
+    assert main(["verify", "--ledger", str(led.root), "--record", str(record)]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("fedlib: error: the drift record") and str(record) in err and "Traceback" not in err
+    assert record.read_text() == DAMAGED_RECORDS[case]  # named before any run is recomputed, untouched
+
+
+def test_drift_bounds_take_the_largest_measured_per_family():
+    from fedlib.experiments.results.drift_record import drift_bounds
+
+    entries = [{"family": "a", "largest_round_diff": 0.3, "final_diff": -0.2},
+               {"family": "a", "largest_round_diff": -0.5, "final_diff": 0.1},
+               {"family": "b", "largest_round_diff": "x"}, {"run": "no family", "largest_round_diff": 9}]
+    assert drift_bounds(entries) == {"a": {"round": 0.5, "final": 0.2}}

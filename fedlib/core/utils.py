@@ -150,9 +150,44 @@ def check_writable_dir(path, what: str, env: str | None = None) -> None:
                           f"{str(p)!r})", how)
 
 
+def output_kind(path: str | os.PathLike) -> str | None:
+    """None when ``path`` may be written as an output file (a regular file, or nothing there yet);
+    else what it is ("a folder", "a device", "a FIFO", ...), links followed (issue 59)."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except FileNotFoundError:
+        return None
+    except OSError as err:
+        return f"unreadable ({err.strerror})"
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    return "not a regular file"
+
+
+def check_output_file(path: str | os.PathLike, what: str = "output file") -> None:
+    """FedlibError (one line) unless ``path`` is a regular file or a new one: fedlib writes by
+    temporary file + rename, which would replace a device node, a FIFO or a folder's name."""
+    kind = output_kind(path)
+    if kind is not None:
+        from fedlib.core.errors import FedlibError
+
+        raise FedlibError(f"the {what} {str(path)!r} is {kind}, not a regular file; fedlib writes only "
+                          "regular files", "give the path of a regular (or new) file")
+
+
 def atomic_write_bytes(path: str | os.PathLike, data: bytes) -> None:
-    """Write ``data`` to ``path`` via a temporary file + rename: never a half-written file."""
+    """Write ``data`` to ``path`` via a temporary file + rename: never a half-written file. A path
+    that is a device, a FIFO or a folder is refused (:func:`check_output_file`)."""
     path = Path(path)
+    check_output_file(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:

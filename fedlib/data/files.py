@@ -35,6 +35,44 @@ ARCHIVE_SUFFIXES = (".tar.gz", ".tgz", ".tar", ".tar.bz2", ".tar.xz", ".zip")
 IMAGE_SUFFIXES = (".jpg", ".jpeg", ".png", ".bmp", ".gif", ".webp", ".ppm")
 
 
+class _Bomb(Exception):
+    """A compressed stream expanded past the archive's budget (see :class:`_Bounded`)."""
+
+
+class _Bounded(io.RawIOBase):
+    """A read-only view of a decompressing stream that stops (:class:`_Bomb`) once ``cap`` bytes have
+    come out [issue 59]: every byte counts — tar header blocks (PAX ``x`` / ``g``, GNU long names
+    ``L`` / ``K``, sparse maps), members skipped by ``keep``, and trailing streams after the tar's end
+    — so memory and time are bounded whatever the headers declare, for gzip, bzip2 and xz alike.
+    A single read asks for at most 1 MiB, so a header declaring 1 GiB is refused at the cap."""
+
+    def __init__(self, stream, cap: int):
+        self._stream, self._cap, self.total = stream, cap, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, n: int = -1) -> bytes:
+        left = -1 if n is None or n < 0 else n
+        parts = []
+        while left != 0:
+            want = 1 << 20 if left < 0 else min(left, 1 << 20)
+            data = self._stream.read(min(want, self._cap - self.total + 1))
+            self.total += len(data)
+            if self.total > self._cap:
+                raise _Bomb(self.total)
+            if not data:
+                break
+            parts.append(data)
+            left = left - len(data) if left > 0 else left
+        return b"".join(parts)
+
+    def readinto(self, b) -> int:
+        data = self.read(len(b))
+        b[:len(data)] = data
+        return len(data)
+
+
 def is_archive(path: Path) -> bool:
     return Path(path).is_file() and str(path).lower().endswith(ARCHIVE_SUFFIXES)
 
@@ -64,6 +102,8 @@ class FileTree:
             else:
                 self._mem = self._read_tar(keep)
                 self._names = sorted(self._mem)
+        except _Bomb as err:
+            raise self._bomb(err.args[0]) from None
         except (tarfile.TarError, zipfile.BadZipFile, EOFError, zlib.error, OSError, lzma.LZMAError) as err:
             raise corrupt_file(self.path, "archive", err) from None
         if self._zip is not None:
@@ -95,6 +135,7 @@ class FileTree:
                 stream = lzma.LZMAFile(raw, mode="rb")
             else:
                 stream = raw
+            stream = _Bounded(stream, budget)
             with tarfile.open(fileobj=stream, mode="r|") as tar:
                 for m in tar:
                     if m.isfile() and (keep is None or keep(m.name)):
@@ -105,6 +146,12 @@ class FileTree:
             while stream.read(1 << 20):  # to the end: the gzip / bzip2 / xz checksums are checked there
                 pass
         return mem
+
+    def _bomb(self, total: int):
+        return corrupt_file(self.path, "archive",
+                            f"it expands past {self._budget():,} bytes (headers, members and trailing data "
+                            f"together; an archive of {self.path.stat().st_size:,} bytes may expand "
+                            f"{MAX_EXPANSION} times): a decompression bomb, or a damaged archive")
 
     def _check_zip_sizes(self, keep) -> None:
         budget, total = self._budget(), 0

@@ -14,30 +14,35 @@ def data_root() -> Path:
     return paths.data_root()
 
 
-def _writable(path: Path) -> bool:
-    """True if ``path`` exists and is writable, or could be created under a writable parent."""
-    p = path
-    while not p.exists():
-        if p.parent == p:
-            return False
-        p = p.parent
-    return p.is_dir() and os.access(p, os.W_OK | os.X_OK)
+def user_cache_root() -> Path:
+    """The platform's user cache folder for fedlib: ``$XDG_CACHE_HOME/fedlib`` (an absolute path),
+    else ``~/Library/Caches/fedlib`` on macOS, ``%LOCALAPPDATA%\\fedlib\\cache`` on Windows,
+    ``~/.cache/fedlib`` elsewhere."""
+    import sys
+
+    xdg = os.environ.get("XDG_CACHE_HOME", "")
+    if xdg and os.path.isabs(xdg):
+        return Path(xdg) / "fedlib"
+    if sys.platform == "darwin":
+        return Path.home() / "Library" / "Caches" / "fedlib"
+    if sys.platform == "win32" and os.environ.get("LOCALAPPDATA"):
+        return Path(os.environ["LOCALAPPDATA"]) / "fedlib" / "cache"
+    return Path.home() / ".cache" / "fedlib"
 
 
 def cache_root(root: str | os.PathLike | None = None) -> Path:
-    """Folder of converted tensor caches.
-
-    ``$FEDLIB_CACHE`` if set; else ``<root>/cache`` (``root`` defaults to :func:`data_root`) when
-    writable; else ``~/.cache/fedlib``. A read-only data folder is fine: the cache goes elsewhere.
-    """
+    """Folder of converted tensor caches (issue 59): ``$FEDLIB_CACHE`` if set, else the user's cache
+    folder (:func:`user_cache_root`) — never inside the data folder unless asked (a data folder may
+    be shared or read-only, and a cache is not data). ``root`` (the data folder) is not used: it is
+    accepted for the callers that pass it. An empty ``FEDLIB_CACHE`` is refused."""
     env = os.environ.get("FEDLIB_CACHE")
-    if env:
+    if env is not None:
+        if not env.strip():
+            raise FedlibError("FEDLIB_CACHE is set but empty (it would put the cache in an unintended folder)",
+                              "unset it (the cache then goes to ~/.cache/fedlib) or give a folder, "
+                              "e.g. FEDLIB_CACHE=$PWD/data/cache")
         return Path(env).expanduser()
-    base = Path(root).expanduser() if root is not None else data_root()
-    candidate = base / "cache"
-    if _writable(candidate):
-        return candidate
-    return Path.home() / ".cache" / "fedlib"
+    return user_cache_root()
 
 
 def missing_dataset(name: str, looked: list[Path], root: Path) -> FedlibError:

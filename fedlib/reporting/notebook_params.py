@@ -11,14 +11,19 @@ from fedlib.split.smofi import validate_alpha
 
 # what a notebook parameter must hold, by name [D, issue 33]: the parameters cells default most of
 # them to None, so their type is stated here (a name not listed takes any YAML value)
-_SEEDS = ("seeds", "reduced_seeds", "optimizer_seeds")
+_SEEDS = ("seeds", "reduced_seeds", "optimizer_seeds", "official_fednar_seeds")
 _COUNTS = ("rounds", "workers", "sync_seeds", "smooth", "timeline_clients", "timeline_k",
            "timeline_ratio", "timeline_rounds", "replay_rounds", "clients", "k", "max_train",
-           "max_test", "n_clients", "last", "eval_every", "identity_steps", "sketch_dim", "batch_size")
+           "max_test", "n_clients", "last", "eval_every", "identity_steps", "sketch_dim", "batch_size",
+           "safl_rounds", "split_rounds")
 _NAMES = ("tasks", "methods", "reduced_methods", "datasets", "pairs", "partial_pairs", "participations",
           "frameworks", "ablations", "rules", "architectures", "optimizers", "systems", "uploads",
-          "variants", "scenarios", "partial_methods")
-_NUMBERS = ("alpha", "target", "adam_lr", "lr", "momentum", "dirichlet_alpha")
+          "variants", "scenarios", "partial_methods", "readings", "reading_methods", "full_tasks",
+          "holdout_tasks", "iid_frameworks")
+_FLAGS = ("first_moment_only", "snapshot_pair")  # True / False, nothing else [issue 59]
+_FRACTIONS = ("client_fraction",)  # a share in (0, 1]
+_WORDS = ("model", "model_name", "preset", "safl_preset", "split_preset")
+_NUMBERS = ("alpha", "target", "adam_lr", "lr", "momentum", "dirichlet_alpha", "a", "mix")
 # parameters that are SMoFi staleness exponents, by notebook (folder, name) [issue 45]: each value must
 # pass SMoFi's own rule (fedlib.split.smofi.validate_alpha: < 0) before any notebook runs. (Elsewhere
 # ``alphas`` are FedQS's Dirichlet x, checked by the run config.)
@@ -32,6 +37,14 @@ def param_problem(name: str, value) -> str | None:
     is_int = lambda v: isinstance(v, int) and not isinstance(v, bool)  # noqa: E731
     is_num = lambda v: isinstance(v, (int, float)) and not isinstance(v, bool)  # noqa: E731
     items = value if isinstance(value, list) else [value]  # a scalar is a one-element list (apply_knobs)
+    if isinstance(value, list) and len({json.dumps(v, sort_keys=True) for v in value}) != len(value):
+        return "a list without repeats (each repeat would run or list the same thing twice)"
+    if name in _FLAGS and not isinstance(value, bool):
+        return "true or false"
+    if name in _FRACTIONS and not (is_num(value) and 0 < value <= 1):
+        return "a number in (0, 1], the share of the clients"
+    if name in _WORDS and not isinstance(value, str):
+        return "a name"
     if name in _SEEDS and not (items and all(is_int(v) and v >= 0 for v in items)):
         return "a list of integers >= 0, e.g. [0, 1, 2]"
     if name == "seed" and not (is_int(value) and value >= 0):

@@ -4,7 +4,7 @@
     fedlib results export [HASH ...] [--all] [--reports] [--ledger DIR]   store -> ledger
     fedlib results import [PATH]                                           ledger -> store
     fedlib verify [--sample N] [--only NOTEBOOK] [--profile P] [--seed S]  recompute ledger runs
-    fedlib verify --changed-since REV                                      recompute the entries added since REV
+    fedlib verify --changed-since REV          check the entries added, rewritten or deleted since REV
 
 ``verify`` recomputes ledger runs in a scratch store and prints, per run, ``identical`` or the first
 round whose (non-timing) history differs and the largest accuracy difference, with the CPU type each
@@ -23,8 +23,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from fedlib.core.errors import FedlibError, check
+from fedlib.core.errors import check
+from fedlib.experiments.results.drift_record import drift_bounds, load_drift_record, parse_drift_record
 from fedlib.experiments.results.ledger import Ledger, export_runs, import_runs
+from fedlib.experiments.results.verify_check import judge
 
 __all__ = ["register", "cmd_results", "cmd_export", "cmd_import", "cmd_verify", "report_runs", "compare_histories"]
 
@@ -136,39 +138,12 @@ def _candidates(ledger: Ledger, only: list[str] | None, profile: str | None) -> 
 
 
 def added_since(ledger: Ledger, rev: str) -> tuple[list[str], list[tuple[str, str]]]:
-    """(hashes, strays) of the ledger entries added since git revision ``rev`` (committed, staged,
-    changed or untracked: what a pull or a merge brought), from git run in the ledger's folder.
-    ``strays``: added paths that are no entry (a link, a file, a wrong two-letter folder)."""
-    import subprocess
+    """(hashes, strays) of the ledger entries added or rewritten since git revision ``rev``
+    (:func:`fedlib.experiments.results.changes.changed_since`)."""
+    from fedlib.experiments.results.changes import changed_since
 
-    check(isinstance(rev, str) and rev.strip() != "" and not rev.startswith("-"),
-          f"--changed-since needs a git revision, got {rev!r}", "e.g. --changed-since origin/main or HEAD~3")
-
-    def git(*argv) -> str:
-        try:
-            out = subprocess.run(["git", "-C", str(ledger.root), *argv], capture_output=True, text=True,
-                                 timeout=120)
-        except FileNotFoundError:
-            raise FedlibError("--changed-since needs git, which is not installed",
-                              "install git, or verify with --sample N / --only NOTEBOOK") from None
-        if out.returncode != 0:
-            why = (out.stderr.strip().splitlines() or ["git failed"])[-1][:200]
-            raise FedlibError(f"git cannot list what changed in {str(ledger.root)!r} since {rev!r}: {why}",
-                              "give a revision of this repository (e.g. origin/main, HEAD~3, a commit)")
-        return out.stdout
-
-    check(ledger.root.is_dir(), f"no ledger folder at {str(ledger.root)!r}", "pass --ledger DIR")
-    git("rev-parse", "--verify", "--quiet", f"{rev}^{{commit}}")
-    paths = git("diff", "--name-only", "--relative", "--no-renames", "--diff-filter=A", rev, "--", ".").splitlines()
-    paths += git("ls-files", "--others", "--exclude-standard", "--", ".").splitlines()
-    entries = {p.split("/")[1] if p.count("/") >= 1 else p for p in paths
-               if re.fullmatch(r"[0-9a-f]{2}/[0-9a-f]{64}(/.*)?", p)}
-    have, strays = ledger.scan()
-    hashes = sorted(h for h in entries if h in set(have))
-    new_strays = [(rel, why) for rel, why in strays if any(p.startswith(rel) for p in paths)]
-    unlisted = [(f"{h[:2]}/{h[:12]}", "added, but not an entry folder") for h in sorted(entries)
-                if h not in set(have) and not any(h[:12] in rel for rel, _ in new_strays)]
-    return hashes, new_strays + unlisted
+    ch = changed_since(ledger, rev)
+    return ch.recompute, ch.strays
 
 
 #: where a checkout keeps its cross-CPU drift record (beside its ledger)
@@ -188,11 +163,10 @@ def _drift_record_path(args, ledger) -> Path | None:
 def record_drift(path: Path, measured: list[dict]) -> int:
     """Append ``measured`` (one dict per run recomputed on another CPU type) to the JSON list at ``path``;
     an entry of the same run, made-on and recomputed-on CPU replaces the older one. Returns how many."""
-    from fedlib.core.utils import atomic_write_bytes
+    from fedlib.core.utils import atomic_write_bytes, check_output_file
 
-    entries = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else []
-    check(isinstance(entries, list), f"the drift record {str(path)!r} is not a JSON list",
-          "restore it from git (git checkout -- benchmarks/results/cross_cpu.json)")
+    check_output_file(path, "drift record")
+    entries = load_drift_record(path)
     key = lambda e: (e.get("hash"), e.get("made_on"), e.get("recomputed_on"))  # noqa: E731
     new = {key(m) for m in measured}
     kept = [e for e in entries if e.get("hash") is None or key(e) not in new]
@@ -214,6 +188,75 @@ def _replay(ledger, h: str, cfg, scratch: str):
     return new, summary
 
 
+def _changed_pool(ledger: Ledger, rev: str) -> tuple[list[str], list[tuple[str, str]], dict]:
+    """(entries to recompute, (entry, why) refused, drift bounds) of ``verify --changed-since REV``:
+    every entry added, rewritten or deleted since ``rev`` is listed; a deleted entry a report reads
+    and an entry failing the import's checks are refused; the drift bounds come from the drift record
+    as it was at ``rev`` (a pull cannot widen what excuses its own entries)."""
+    from fedlib.experiments.results.changes import changed_since, git_show
+
+    ch = changed_since(ledger, rev)
+    reads: dict[str, list[str]] = {}
+    for rel, hs in report_runs(Path(ledger.root).parent / "reports").items():
+        for h in hs:
+            reads.setdefault(h, []).append(rel)
+    refused, notes, pool = [], [], []
+    for h in ch.recompute:  # the import's checks first: checksums, types, links, bombs, the config's hash
+        ok, why = ledger.check(h)
+        if not ok:
+            refused.append((h[:12], why))
+        else:
+            pool.append(h)
+        if h in ch.rewritten:
+            notes.append(f"  rewritten {h[:12]} (an entry only ever gets added)"
+                         + (f"; read by {', '.join(reads[h][:3])}" if h in reads else ""))
+    for h in ch.deleted:
+        if h in reads:
+            refused.append((h[:12], f"deleted, but {', '.join(reads[h][:3])} reads it"))
+        else:
+            notes.append(f"  deleted {h[:12]} (no report reads it)")
+    refused += ch.strays
+    blob = git_show(ledger.root, rev, f"../{DRIFT_RECORD.as_posix()}")
+    name = f"{DRIFT_RECORD.as_posix()} at {rev}"
+    bounds = drift_bounds(parse_drift_record(blob, name)) if blob is not None else {}
+    print(f"{len(ch.recompute) + len(ch.deleted) + len(ch.strays)} ledger entries changed since {rev} "
+          f"({len(ch.added)} added, {len(ch.rewritten)} rewritten, {len(ch.deleted)} deleted): "
+          f"{len(refused)} refused, {len(pool)} to recompute; drift excused on another CPU type: "
+          + (", ".join(f"{f} {b['round']:.2f}" for f, b in sorted(bounds.items())) or "none measured")
+          + f" ({name})")
+    for line in notes:
+        print(line)
+    for rel, why in refused:
+        print(f"  refused {rel}: {why}")
+    return pool, refused, bounds
+
+
+def _check_choices(args) -> None:
+    """``--only`` with no names and ``--profile`` without ``--only`` (or unknown) are refused: each
+    used to verify every run, silently."""
+    check(args.only is None or len(args.only) > 0, "--only needs at least one report name",
+          "e.g. --only fedqs/table1 (or leave --only out to verify every ledger run)")
+    check(args.profile is None or args.only, f"--profile {args.profile} only chooses reports with --only",
+          f"add --only NOTEBOOK, e.g. --only fedqs/table1 --profile {args.profile}")
+    if args.profile is not None:
+        from fedlib.reporting.profiles import PROFILES
+
+        check(args.profile in PROFILES, f"unknown profile {args.profile!r} for --profile",
+              f"choose one of {', '.join(PROFILES)}")
+
+
+def _measurement(h: str, cfg, c: dict, final, made_on: str, here: str) -> dict:
+    """One drift-record entry: run ``h`` made on ``made_on``, recomputed ``here``."""
+    from fedlib.experiments.results.provenance import drift_family
+
+    return {"hash": h[:12], "run": f"{cfg.algorithm}, {cfg.data.dataset} {cfg.model.name}, "
+            f"{cfg.rounds} rounds, seed {cfg.seed}", "family": drift_family(cfg),
+            "rounds": cfg.rounds, "made_on": made_on, "recomputed_on": here,
+            "largest_round_diff": round(float(c["max_acc_diff"]), 4),
+            "final_diff": None if final is None else round(final, 4),
+            "date": time.strftime("%Y-%m-%d"), "source": "fedlib verify"}
+
+
 def cmd_verify(args) -> int:
     import pandas as pd
 
@@ -221,22 +264,18 @@ def cmd_verify(args) -> int:
     from fedlib.experiments.results.provenance import cpu_type, drift_family
     from fedlib.experiments.results.store import csv_to_frame
 
+    _check_choices(args)
     ledger = Ledger(args.ledger)
-    refused = []
-    if args.changed_since is not None:
+    refused, bounds, strict = [], None, args.changed_since is not None
+    record = _drift_record_path(args, ledger)
+    if record is not None:  # a damaged record or a device is named before hours of recomputation
+        from fedlib.core.utils import check_output_file
+
+        check_output_file(record, "drift record (--record)")
+        load_drift_record(record)
+    if strict:
         check(not args.only, "--changed-since and --only both choose the runs", "give one of them")
-        pool, strays = added_since(ledger, args.changed_since)
-        # the import's checks first: checksums, links, bombs, and the config re-hashed by today's code
-        for h in list(pool):
-            ok, why = ledger.check(h)
-            if not ok:
-                refused.append((h[:12], why))
-                pool.remove(h)
-        refused += strays
-        print(f"{len(pool) + len(refused)} ledger entries added since {args.changed_since}: "
-              f"{len(refused)} refused, {len(pool)} to recompute")
-        for rel, why in refused:
-            print(f"  refused {rel}: {why}")
+        pool, refused, bounds = _changed_pool(ledger, args.changed_since)
         if not pool:
             return 1 if refused else 0
     else:
@@ -250,31 +289,31 @@ def cmd_verify(args) -> int:
     rows, bad, measured = [], 0, []
     with tempfile.TemporaryDirectory(prefix="fedlib-verify-") as scratch:
         for h in chosen:
+            ok, why = (True, "") if strict else ledger.check(h)  # --changed-since checked them already
+            if not ok:
+                bad += 1
+                rows.append({"run": h[:12], "result": f"refused: {why}"})
+                print(f"  {h[:12]} refused: {why}", flush=True)
+                continue
             entry = ledger.config(h)
             made_on = ledger.provenance(h).get("cpu", "unknown")
             cfg = RunConfig.from_dict(entry["config"])
             t0 = time.perf_counter()
             if cfg.data_fingerprint() != entry.get("data_fingerprint"):
-                rows.append({"run": h[:12], "result": "skipped: the dataset files differ from the run's",
-                             "made on": made_on})
+                # --changed-since: an entry that cannot be recomputed here is not verified (exit 1)
+                bad += strict
+                rows.append({"run": h[:12], "result": "skipped: the dataset files differ from the run's"
+                             + ("; not verified" if strict else ""), "made on": made_on})
                 continue
             new, was_summary = _replay(ledger, h, cfg, scratch)
             c = compare_histories(csv_to_frame(ledger.read(h)["history.csv"]), new.history)
             was = was_summary.get("final_accuracy")
             now = new.summary.get("final_accuracy")
             final = (now - was) * 100 if isinstance(was, (int, float)) and isinstance(now, (int, float)) else None
-            same_type = made_on == here
-            result = "identical" if c["identical"] else f"differs from round {c['first_round']}"
-            if not c["identical"] and same_type:
-                bad += 1
-                result += " (same CPU type: not expected)"
-            if made_on != here and c["max_acc_diff"] is not None and drift_family(cfg):
-                measured.append({"hash": h[:12], "run": f"{cfg.algorithm}, {cfg.data.dataset} {cfg.model.name}, "
-                                 f"{cfg.rounds} rounds, seed {cfg.seed}", "family": drift_family(cfg),
-                                 "rounds": cfg.rounds, "made_on": made_on, "recomputed_on": here,
-                                 "largest_round_diff": round(float(c["max_acc_diff"]), 4),
-                                 "final_diff": None if final is None else round(final, 4),
-                                 "date": time.strftime("%Y-%m-%d"), "source": "fedlib verify"})
+            wrong, result = judge(made_on == here, c, was_summary, new.summary, drift_family(cfg), bounds, strict)
+            bad += wrong
+            if made_on != here and c["max_acc_diff"] is not None and drift_family(cfg) and not wrong:
+                measured.append(_measurement(h, cfg, c, final, made_on, here))
             rows.append({"run": h[:12], "algorithm": cfg.algorithm, "rounds": cfg.rounds, "result": result,
                          "max |accuracy diff| (points)": c["max_acc_diff"], "final accuracy diff (points)": final,
                          "made on": made_on,
@@ -285,12 +324,12 @@ def cmd_verify(args) -> int:
                   f"made on {made_on}", flush=True)
     with pd.option_context("display.width", 200, "display.max_columns", 20, "display.max_colwidth", 60):
         print(pd.DataFrame(rows).to_string(index=False))
-    record = _drift_record_path(args, ledger)
     if record is not None and measured:
         n = record_drift(record, measured)
         print(f"{n} cross-CPU comparison(s) recorded in {record}")
-    print(f"{len(rows) - bad} consistent, {bad} differ on the CPU type they were made on"
-          + (f"; {len(refused)} added entries refused" if refused else ""))
+    print(f"{len(rows) - bad} consistent, {bad} differ " + ("beyond what their CPU type excuses" if strict else
+                                                            "on the CPU type they were made on")
+          + (f"; {len(refused)} changed entries refused" if refused else ""))
     return 1 if bad or refused else 0
 
 
@@ -392,8 +431,10 @@ def register(subparsers) -> None:
     p.add_argument("--seed", type=int, default=0, help="which runs --sample draws")
     p.add_argument("--ledger", default=None, metavar="DIR", help="ledger folder (default: ledger/ of the checkout)")
     p.add_argument("--changed-since", default=None, metavar="REV",
-                   help="recompute exactly the ledger entries added since git revision REV (what a pull or a "
-                        "merge brought, e.g. --changed-since ORIG_HEAD or origin/main), after the import's checks")
+                   help="check every ledger entry added, rewritten, renamed or deleted since git revision REV (what "
+                        "a pull or a merge brought, e.g. --changed-since ORIG_HEAD or origin/main): the import's "
+                        "checks, then each recomputed (history and summary; another CPU type is excused only "
+                        "within the drift measured at REV; docs/LEDGER.md)")
     p.add_argument("--record", default=None, metavar="FILE",
                    help="append each run recomputed on another CPU type to this drift record (default: the "
                         "checkout's benchmarks/results/cross_cpu.json beside the ledger, when it exists)")

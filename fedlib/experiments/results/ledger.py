@@ -29,6 +29,7 @@ from pathlib import Path
 
 from fedlib.core.paths import ENV, ledger_root
 from fedlib.core.errors import FedlibError
+from fedlib.experiments.results.entry_check import done_problem, loads_bounded, table_problem
 from fedlib.experiments.results.store import ResultStore
 from fedlib.experiments.results.store_safe import (Unsafe, gunzip_bounded, inside, lock_dir, open_dir, read_file,
                                            refuse_system_root, sweep_temporaries, write_file)
@@ -96,14 +97,20 @@ class Ledger:
 
     def scan(self) -> tuple[list[str], list[tuple[str, str]]]:
         """(the entries' hashes, [(path relative to the root, why it is not an entry)]): a two-letter
-        folder that is a file or a link, an entry under the wrong two-letter folder, an entry that
-        is a file or a link. Hidden names (temporary folders) and other names are not entries."""
+        folder that is a file or a link, a folder not named by two hex characters, an entry under the
+        wrong two-letter folder, an entry that is a file or a link. Hidden names (temporary folders)
+        and other files are not entries."""
         if not self.root.is_dir():
             return [], []
         self._check_root()
         hashes, strays = [], []
         for sub in sorted(os.scandir(self.root), key=lambda e: e.name):
-            if sub.name.startswith(".") or not re.fullmatch(r"[0-9a-f]{2}", sub.name):
+            if sub.name.startswith("."):
+                continue
+            if not re.fullmatch(r"[0-9a-f]{2}", sub.name):
+                if sub.is_dir(follow_symlinks=False):  # files (a README) are no entries' folders
+                    strays.append((f"{sub.name}/", f"{sub.name}/ is a folder that is not named by two hex "
+                                   "characters: nothing in it is read (move its entries to <hash[:2]>/)"))
                 continue
             if sub.is_symlink() or not sub.is_dir(follow_symlinks=False):
                 kind = "a symbolic link (never followed)" if sub.is_symlink() else "a file"
@@ -183,20 +190,31 @@ class Ledger:
         return files is not None, why
 
     def _intact(self, h: str) -> tuple[dict | None, str]:
-        """The entry's files if they are intact (see :meth:`check`), else (None, why not)."""
+        """The entry's files if they are intact (see :meth:`check`), else (None, why not). Every
+        file is parsed before the entry is accepted (issue 59): JSON with bounded nesting, each
+        DONE field's type, both tables as the store reads them back."""
         try:
             files = self.read(h)
         except FedlibError as err:
             return None, err.problem
+        try:
+            parsed = {n: loads_bounded(files[n], n) for n in ("DONE", "config.json", "summary.json") if n in files}
+        except ValueError as err:
+            return None, str(err)
+        if "DONE" in parsed and done_problem(parsed["DONE"]):
+            return None, done_problem(parsed["DONE"])
+        if not isinstance(parsed.get("summary.json", {}), dict):
+            return None, "summary.json is not a JSON object"
         state, why = ResultStore.verify(h, files)
         if state != "done":
             return None, why or state
-        try:
-            entry = json.loads(files["config.json"])
-        except ValueError as err:
-            return None, f"unreadable config.json ({str(err)[:120]})"
+        entry = parsed["config.json"]
         if not isinstance(entry, dict) or entry.get("config_hash") != h:
             return None, "config.json names another config hash"
+        for name, need in (("history.csv", ("round",)), ("clients.csv", ())):
+            why = table_problem(files[name], name, need)
+            if why:
+                return None, why
         why, older = rehash_status(h, entry)
         self.older[h] = older
         return (None, why) if why else (files, "")
@@ -204,9 +222,10 @@ class Ledger:
     def provenance(self, h: str) -> dict:
         """What the entry's DONE records of where it ran ({} for a run made before it was recorded)."""
         try:
-            return json.loads(self.read(h, ("DONE",))["DONE"]).get("provenance") or {}
+            prov = loads_bounded(self.read(h, ("DONE",))["DONE"], "DONE").get("provenance")
         except (FedlibError, KeyError, ValueError, AttributeError):
             return {}
+        return prov if isinstance(prov, dict) else {}
 
     def config(self, h: str) -> dict:
         """The entry's ``config.json`` (config, data fingerprint, hash)."""
@@ -361,6 +380,22 @@ class ImportReport:
                 f"store, {len(self.refused)} refused")
 
 
+#: [D, issue 59] what one import may write: the entries' files as stored take at most this many
+#: times their bytes in the ledger (today's gzip'ed tables expand 3.8 times at most), plus a slack
+MAX_IMPORT_RATIO, IMPORT_SLACK_BYTES = 16, 64 * 2**20
+
+
+def _disk_bytes(ledger: Ledger, h: str) -> int:
+    total = 0
+    try:
+        for e in os.scandir(ledger.path(h)):
+            st = e.stat(follow_symlinks=False)
+            total += st.st_size if stat.S_ISREG(st.st_mode) else 0
+    except OSError:
+        pass
+    return total
+
+
 def import_runs(ledger: Ledger, store: ResultStore, hashes: list[str] | None = None) -> ImportReport:
     """Install ledger entries into ``store`` (every entry, or ``hashes``): each one's checksums are
     verified and its config re-hashed by today's code first; a damaged entry, a link, a stray file
@@ -372,6 +407,7 @@ def import_runs(ledger: Ledger, store: ResultStore, hashes: list[str] | None = N
     if hashes is None:
         hashes, strays = ledger.scan()
         rep.refused += strays
+    read = written = 0
     for h in hashes:
         try:
             if store.has(h):
@@ -383,6 +419,14 @@ def import_runs(ledger: Ledger, store: ResultStore, hashes: list[str] | None = N
         if files is None:
             rep.refused.append((h, why))
             continue
+        read += _disk_bytes(ledger, h)
+        size = sum(len(b) for b in files.values())
+        if written + size > MAX_IMPORT_RATIO * read + IMPORT_SLACK_BYTES:
+            rep.refused.append((h, f"importing it would write {(written + size) / 2**20:,.0f} MiB from "
+                                   f"{read / 2**20:,.1f} MiB of ledger (more than {MAX_IMPORT_RATIO} times, "
+                                   "a decompression bomb?); not imported"))
+            continue
+        written += size
         done = json.loads(files["DONE"])
         older = ledger.older.get(h)
         if older:
