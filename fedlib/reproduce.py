@@ -168,6 +168,20 @@ def _failure(err: BaseException) -> str:
     return text if len(text) <= 2000 else text[:2000] + " ..."
 
 
+# the kernel logs errors only: not a "TCP without encryption" warning per notebook (a local kernel)
+QUIET_KERNEL = ["--IPKernelApp.log_level=ERROR"]
+
+
+def absolute_path_env() -> dict:
+    """The path variables that are set (``FEDLIB_DATA``, ``FEDLIB_RESULTS``, ...), each made absolute
+    against this process's working directory: a kernel starts in another folder, where a relative
+    value would point elsewhere."""
+    from fedlib.core.paths import ENV, PATH_VARIABLES, absolute
+
+    names = sorted(set(ENV.values()) | set(PATH_VARIABLES))
+    return {name: str(absolute(os.environ[name])) for name in names if os.environ.get(name)}
+
+
 def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "python3",
             params: dict | None = None) -> float:
     """Run one notebook with papermill; return its wall time in seconds."""
@@ -177,7 +191,7 @@ def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "pyth
     target = out / report_rel(rel, params)
     target.parent.mkdir(parents=True, exist_ok=True)
     # the kernel inherits these: where reports go, their names' variant tag, plain-text progress
-    env = {"FEDLIB_REPORT_DIR": str(out), VARIANT_ENV: variant_of(params),
+    env = {**absolute_path_env(), "FEDLIB_REPORT_DIR": str(Path(out).resolve()), VARIANT_ENV: variant_of(params),
            PROGRESS_ENV: os.environ.get(PROGRESS_ENV) or "text"}
     before = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
@@ -185,7 +199,7 @@ def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "pyth
     try:
         pm.execute_notebook(
             str(book), str(target), parameters={**(params or {}), "profile": profile}, kernel_name=kernel, language="python",
-            cwd=str(root), progress_bar=False, log_output=False,
+            cwd=str(root), progress_bar=False, log_output=False, extra_arguments=QUIET_KERNEL,
         )
     finally:
         for key, value in before.items():
@@ -340,12 +354,24 @@ def _record_runs(root: Path, out: Path, rel: str, log: Path, profile: str) -> No
     from fedlib.experiments.results.ledger import Ledger, export_runs
     from fedlib.reporting.runs import results_store
 
-    hashes = sorted(set(log.read_text().split())) if log.exists() else []
+    hashes = sorted(read_runs_log(log))
     target = runs_file(out, rel)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(target, (json.dumps({"report": rel, "runs": hashes}, indent=1) + "\n").encode())
     if profile != "smoke" and hashes:
         export_runs(results_store(), Ledger(root / "ledger"), hashes)
+
+
+def read_runs_log(log: Path) -> dict[str, str]:
+    """``$FEDLIB_RUNS_LOG``'s runs: hash -> ``"trained"`` when any line says the run was trained in
+    this execution, else ``"store"`` (only read; :func:`fedlib.experiments.running.runner._log_read`)."""
+    runs: dict[str, str] = {}
+    lines = log.read_text().splitlines() if log.exists() else []
+    for line in lines:
+        h, _, how = line.partition(" ")
+        if h:
+            runs[h] = "trained" if "trained" in (how, runs.get(h)) else "store"
+    return runs
 
 
 def not_run_section(profile: str) -> list[str]:

@@ -27,12 +27,12 @@ def _writable(path: Path) -> bool:
 def cache_root(root: str | os.PathLike | None = None) -> Path:
     """Folder of converted tensor caches.
 
-    ``$FEDLIB_CACHE`` if set; else ``<root>/cache`` (``root`` defaults to :func:`data_root`) when
+    ``$FEDLIB_CACHE`` if set (made absolute: :func:`fedlib.core.paths.absolute`); else ``<root>/cache`` (``root`` defaults to :func:`data_root`) when
     writable; else ``~/.cache/fedlib``. A read-only data folder is fine: the cache goes elsewhere.
     """
     env = os.environ.get("FEDLIB_CACHE")
     if env:
-        return Path(env).expanduser()
+        return paths.absolute(env)
     base = Path(root).expanduser() if root is not None else data_root()
     candidate = base / "cache"
     if _writable(candidate):
@@ -42,9 +42,9 @@ def cache_root(root: str | os.PathLike | None = None) -> Path:
 
 def missing_dataset(name: str, looked: list[Path], root: Path) -> FedlibError:
     """The error for a dataset that is not where fedlib looks for it."""
-    paths = "\n    ".join(str(p) for p in looked)
+    where = "\n    ".join(str(paths.absolute(p)) for p in looked)
     return FedlibError(
-        f"dataset {name!r} not found under {root}; looked for:\n    {paths}",
+        f"dataset {name!r} not found under {paths.absolute(root)}; looked for:\n    {where}",
         f"set FEDLIB_DATA=/path/to/data (the folder holding {name}/), "
         f"or run `fedlib data fetch {name}` to download it",
     )
