@@ -2,11 +2,12 @@
 
 Each notebook is run with ``-p profile <profile>``; runs inside it come from the result store, so a
 re-run reuses finished experiments. The checkout's results ledger (``ledger/``) is imported into the
-store first (``--recompute`` skips that), each executed report records the hashes of the runs it read
+store first (``--recompute`` skips that and retrains every run the notebooks read, once each), each executed report records the hashes of the runs it read
 (``<report>.runs.json``) and adds them to the ledger, so a computation spread over several sittings
 accumulates in the repository. A notebook that finished with an unchanged source and whose runs all
 stand in the ledger is skipped (``--force`` re-runs it), so an interrupted batch resumes where it
-stopped. Beside each report go its runs' per-round curves (``<report>.curves.csv``,
+stopped. The command ends with a summary (:func:`summary_text`): per notebook executed / re-rendered /
+skipped, the runs read from the ledger / the store or trained, the time spent. Beside each report go its runs' per-round curves (``<report>.curves.csv``,
 :mod:`fedlib.reporting.curves`), and no path of this machine stays in it
 (:mod:`fedlib.reporting.machine_paths`). Afterwards ``reports/<profile>/README.md`` indexes every
 notebook: paper vs measured, the paper's rows it does not run with the reason
@@ -407,14 +408,18 @@ def _not_run_lines(path: Path, entry: dict) -> list[str]:
 
 def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool = False,
               root: Path | None = None, keep_going: bool = True, params: dict | None = None,
-              recompute: bool = False) -> dict:
+              recompute: bool = False, outcomes: list | None = None) -> dict:
     """Execute the notebooks (see the module docstring). The checkout's results ledger is imported
     into the result store first unless ``recompute``; each executed report records the runs it read
-    (``<report>.runs.json``) and, except at smoke, adds them to the ledger."""
+    (``<report>.runs.json``) and, except at smoke, adds them to the ledger. ``recompute`` re-executes
+    every selected notebook and trains every run they read once, replacing the store's copy
+    (:data:`fedlib.experiments.running.runner.RECOMPUTE_ENV`). ``outcomes``, when given, receives one
+    :func:`outcome` dict per notebook of the batch (:func:`summary_text`)."""
     import tempfile
 
     from fedlib.core.progress import progress_bar
-    from fedlib.experiments.running.runner import RUNS_LOG_ENV
+    from fedlib.experiments.results.ledger import Ledger
+    from fedlib.experiments.running.runner import RECOMPUTE_ENV, RUNS_LOG_ENV
 
     profile = resolve_profile(profile)
     root = Path(root or project_root())
@@ -422,41 +427,100 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
     out.mkdir(parents=True, exist_ok=True)
     if not recompute:
         _import_ledger(root, profile)
+    outcomes = [] if outcomes is None else outcomes
+    ledger = Ledger(root / "ledger")
     index = _load_index(out)
     books = books_for(find_notebooks(root, only), profile, root)
+    trained_log = Path(tempfile.mkstemp(prefix="fedlib-recompute-", suffix=".log")[1]) if recompute else None
+    if trained_log is not None:
+        os.environ[RECOMPUTE_ENV] = str(trained_log)
     bar = progress_bar(books, desc=f"reproduce [{profile}]", unit="notebook")
-    for book in bar:
-        source = str(book.relative_to(root / "notebooks"))
-        rel = report_rel(source, params)
-        bar.set_postfix_str(rel)
-        key = {"source": source_key(book), "fedlib": __version__, "params": report_params(params)}
-        entry = index.get(rel, {})
-        if not force and entry.get("status") == "done" and entry.get("key") == key and (out / rel).exists() \
-                and status_of(out, rel, entry) == "done":
-            continue
-        log = Path(tempfile.mkstemp(prefix="fedlib-runs-", suffix=".log")[1])
-        os.environ[RUNS_LOG_ENV] = str(log)
-        try:
-            seconds = execute(book, root, out, profile, params=params)
-            _record_runs(root, out, rel, log, profile)
-            index[rel] = {"status": "done", "seconds": round(seconds, 1), "key": key, "notebook": source,
-                          "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")}
-        except Exception as err:  # noqa: BLE001 — a failing notebook must not stop the batch
-            index[rel] = {"status": "failed", "key": key, "notebook": source, "error": _failure(err)}
-            print(f"fedlib reproduce: {rel} failed: {index[rel]['error']}", file=sys.stderr)
-            if not keep_going:
-                raise
-        finally:
-            os.environ.pop(RUNS_LOG_ENV, None)
-            log.unlink(missing_ok=True)
-        index = _record(out, rel, index[rel])
-        write_index(out, profile, index)
+    try:
+        for book in bar:
+            source = str(book.relative_to(root / "notebooks"))
+            rel = report_rel(source, params)
+            bar.set_postfix_str(rel)
+            key = {"source": source_key(book), "fedlib": __version__, "params": report_params(params)}
+            entry = index.get(rel, {})
+            if not (force or recompute) and entry.get("status") == "done" and entry.get("key") == key \
+                    and (out / rel).exists() and status_of(out, rel, entry) == "done":
+                outcomes.append(outcome(rel, "skipped"))
+                continue
+            log = Path(tempfile.mkstemp(prefix="fedlib-runs-", suffix=".log")[1])
+            os.environ[RUNS_LOG_ENV] = str(log)
+            seconds = 0.0
+            try:
+                seconds = execute(book, root, out, profile, params=params)
+                _record_runs(root, out, rel, log, profile)
+                index[rel] = {"status": "done", "seconds": round(seconds, 1), "key": key, "notebook": source,
+                              "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")}
+            except Exception as err:  # noqa: BLE001 — a failing notebook must not stop the batch
+                index[rel] = {"status": "failed", "key": key, "notebook": source, "error": _failure(err)}
+                print(f"fedlib reproduce: {rel} failed: {index[rel]['error']}", file=sys.stderr)
+                if not keep_going:
+                    raise
+            finally:
+                os.environ.pop(RUNS_LOG_ENV, None)
+                outcomes.append(outcome(rel, index.get(rel, {}).get("status", "failed"), read_runs_log(log),
+                                        ledger, seconds))
+                log.unlink(missing_ok=True)
+            index = _record(out, rel, index[rel])
+            write_index(out, profile, index)
+    finally:
+        if trained_log is not None:
+            os.environ.pop(RECOMPUTE_ENV, None)
+            trained_log.unlink(missing_ok=True)
     index = _load_index(out)
     write_curves(out, index, root, set(batch_entries(root, books, params)))
     write_index(out, profile, index)
     if profile != "smoke":
         _write_scoreboard(root)
     return index
+
+
+def outcome(report: str, status: str, runs: dict | None = None, ledger=None, seconds: float = 0.0) -> dict:
+    """One notebook's line of the batch summary. ``status``: ``skipped`` (its report is current),
+    ``done`` or ``failed``; a finished one is ``executed`` when it trained a run (or read none of the
+    shared store's), else ``re-rendered`` (every run it read was stored). ``runs``: hash -> ``store``
+    | ``trained`` (:func:`read_runs_log`); a stored run the results ``ledger`` holds counts as read
+    from the ledger."""
+    runs = runs or {}
+    trained = sum(how == "trained" for how in runs.values())
+    stored = [h for h, how in runs.items() if how != "trained"]
+    from_ledger = sum(bool(ledger is not None and ledger.has(h)) for h in stored)
+    if status == "done":
+        status = "executed" if trained or not runs else "re-rendered"
+    return {"report": report, "outcome": status, "ledger": from_ledger, "store": len(stored) - from_ledger,
+            "trained": trained, "seconds": seconds}
+
+
+SKIPPED_NOTE = "skipped: current (its notebook and runs unchanged); --force re-executes it"
+
+
+def summary_text(outcomes: list[dict], seconds: float, profile: str) -> str:
+    """The summary ``fedlib reproduce`` ends with: a line per notebook (what happened to it, the runs
+    it read from the ledger / the result store and trained, its time), then the totals."""
+    def minutes(s: float) -> str:
+        return f"{int(s // 60)} min {s % 60:02.0f} s" if s >= 60 else f"{s:.0f} s"
+
+    width = max([len(o["report"]) for o in outcomes] + [8])
+    lines = [f"fedlib reproduce --profile {profile}: summary",
+             f"  {'notebook':<{width}}  {'outcome':<12} {'ledger':>6} {'store':>6} {'trained':>7}  time"]
+    for o in outcomes:
+        if o["outcome"] == "skipped":
+            lines.append(f"  {o['report']:<{width}}  {SKIPPED_NOTE}")
+        else:
+            lines.append(f"  {o['report']:<{width}}  {o['outcome']:<12} {o['ledger']:>6} {o['store']:>6} "
+                         f"{o['trained']:>7}  {minutes(o['seconds'])}")
+    count = {k: sum(o["outcome"] == k for o in outcomes) for k in ("executed", "re-rendered", "skipped", "failed")}
+    total = {k: sum(o[k] for o in outcomes) for k in ("ledger", "store", "trained")}
+    lines += [f"notebooks: {count['executed']} executed (trained runs), {count['re-rendered']} re-rendered (every "
+              f"run read, none trained), {count['skipped']} skipped (current; --force re-executes), "
+              f"{count['failed']} failed",
+              f"runs: {total['ledger']} read from the results ledger, {total['store']} read from the result store, "
+              f"{total['trained']} trained (--recompute trains every one)",
+              f"time: {minutes(seconds)}; index: reports/{profile}/README.md"]
+    return "\n".join(lines)
 
 
 def write_curves(out: Path, index: dict, root: Path, fresh: set) -> None:
@@ -527,15 +591,25 @@ def parse_params(items: list[str]) -> dict:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("reproduce", help="execute the paper-table notebooks into reports/<profile>/")
+    p = subparsers.add_parser(
+        "reproduce", help="execute the paper-table notebooks into reports/<profile>/",
+        description="Execute the paper-table notebooks into reports/<profile>/ (one executed notebook, its "
+                    "CSV tables and an index README per profile). Runs come from the result store (after "
+                    "importing the checkout's results ledger) when they are there and are trained otherwise. "
+                    "A notebook whose report is current (same notebook source, its runs in the ledger) is "
+                    "skipped: --force re-executes it, --recompute also retrains its runs. The command ends "
+                    "with a summary: per notebook executed / re-rendered / skipped, runs read from the "
+                    "ledger / the store / trained, and the time spent.")
     p.add_argument("--profile", default="auto",
                    help="smoke | cpu | paper | long | auto (paper with a GPU, else cpu; never long). long: the "
                         "FedQS CIFAR-10 tables at 400 rounds and the SMoFi CIFAR-10 tables on all the data (20 clients, "
                         "50 rounds), only the notebooks that define it (--only smofi/ or fedqs/ picks one paper)")
     p.add_argument("--only", nargs="*", help="notebook names or path fragments, e.g. fedqs/table2")
-    p.add_argument("--force", action="store_true", help="re-execute notebooks that already finished")
+    p.add_argument("--force", action="store_true",
+                   help="re-execute notebooks whose report is current (their runs are still read from the store)")
     p.add_argument("--recompute", action="store_true",
-                   help="do not import the results ledger first: train every run the store lacks")
+                   help="retrain every run the selected notebooks read, once each, replacing the result store's "
+                        "copy; implies --force and skips the ledger import (the ledger keeps its copies)")
     p.add_argument("--list", action="store_true", help="list the notebooks and exit")
     p.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
                    help="extra notebook parameter (YAML value), e.g. -p 'tasks=[adult]'")
@@ -552,14 +626,16 @@ def _cli(args) -> int:
         for book in books:
             print(book.relative_to(root))
         return 0
-    index = reproduce(profile, args.only, args.force, root, params=params, recompute=args.recompute)
+    outcomes: list = []
+    start = time.perf_counter()
+    index = reproduce(profile, args.only, args.force, root, params=params, recompute=args.recompute,
+                      outcomes=outcomes)
     # this batch's notebooks decide the exit status; a failure recorded earlier for another
     # notebook or variant is reported, not inherited (issue 33: it used to fail every later batch)
     mine = set(batch_entries(root, books, params))
     failed = [k for k in mine if index.get(k, {}).get("status") != "done"]
     earlier = sorted(k for k, v in index.items() if k not in mine and v.get("status") != "done")
-    print(f"{len(mine) - len(failed)} notebooks done, {len(failed)} failed; "
-          f"index: reports/{profile}/README.md")
+    print(summary_text(outcomes, time.perf_counter() - start, profile))
     if earlier:
         print(f"fedlib reproduce: note: {len(earlier)} other report(s) in the index failed in an earlier "
               f"batch (not this one): {', '.join(earlier[:5])}{' ...' if len(earlier) > 5 else ''}; "
