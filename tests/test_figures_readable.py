@@ -101,3 +101,14 @@ def test_smofi_figures_name_the_split_and_mark_the_papers_numbers():
     assert full.get_title() == "Dirichlet 0.1, 10 of 10 clients per round" and "shards" not in full.get_title()
     assert len(full.collections) == 2 and len(shards.collections) == 1  # the band: on the SMoFi line, Dirichlet only
     assert "paper: 4.61–5.54× (CIFAR-10, Dirichlet 0.1)" in _legend_labels(fig)
+
+
+def test_gap_curves_of_different_horizons_each_span_their_own_rounds():
+    """Issue 60: a 50-round and a 400-round column on one 0–400 axis left the short one unreadable."""
+    from fedlib.reporting.figures import gap_curve_plot
+
+    rows = [{"round": r, "gap": np.sin(r / 7) + s, "seed": s, "comparison": "A − B", "column": name}
+            for name, horizon in (("short", 50), ("long", 400)) for r in range(1, horizon + 1, 1) for s in (0, 1)]
+    g = gap_curve_plot(pd.DataFrame(rows), col="column", tail_from=40)
+    spans = {key: ax.get_xlim() for key, ax in g.axes_dict.items()}
+    assert spans["short"][1] < 60 and spans["long"][1] > 390

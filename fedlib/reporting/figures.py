@@ -274,11 +274,16 @@ def gap_curve_plot(gaps: pd.DataFrame, col: str | None = None, hue: str = "compa
 
     wrap = min(2, gaps[col].nunique()) if col else None
     g = sns.relplot(data=gaps, x="round", y="gap", hue=hue, col=col, col_wrap=wrap, kind="line",
-                    errorbar=("pi", 100), seed=0, height=height, aspect=aspect, facet_kws={"sharey": False})
-    for ax in g.axes.flat:
+                    errorbar=("pi", 100), seed=0, height=height, aspect=aspect,
+                    facet_kws={"sharey": False, "sharex": False})
+    # each panel spans its own rounds: a 50-round column is not squeezed into a 400-round axis
+    panels = g.axes_dict.items() if col else [(None, g.ax)]
+    for key, ax in panels:
+        rounds = gaps.loc[gaps[col] == key, "round"] if col else gaps["round"]
         ax.axhline(0.0, color="0.3", lw=0.8, ls="--")
-        if tail_from is not None:
-            ax.axvspan(tail_from - 0.5, gaps["round"].max() + 0.5, color="0.85", alpha=0.5, lw=0)
+        ax.set_xlim(rounds.min() - 0.5, rounds.max() + 0.5)
+        if tail_from is not None and tail_from <= rounds.max():
+            ax.axvspan(tail_from - 0.5, rounds.max() + 0.5, color="0.85", alpha=0.5, lw=0)
     g.set_axis_labels("round (evaluated rounds only)", "gap (points)")
     if col:
         g.set_titles("{col_name}")
