@@ -112,3 +112,18 @@ def test_gap_curves_of_different_horizons_each_span_their_own_rounds():
     g = gap_curve_plot(pd.DataFrame(rows), col="column", tail_from=40)
     spans = {key: ax.get_xlim() for key, ax in g.axes_dict.items()}
     assert spans["short"][1] < 60 and spans["long"][1] > 390
+
+
+def test_smofi_accuracy_curves_keep_the_legend_beside_the_panels_and_nine_methods_apart():
+    from fedlib.reporting.smofi_figures import accuracy_curves_plot, method_styles
+
+    methods = [f"method {i}" for i in range(9)]
+    rows = [{"participation": p, "method": m, "seed": s, "round": r, "accuracy": 50 + i + s + r / 10}
+            for p in ("a", "b") for i, m in enumerate(methods) for s in (0, 1) for r in range(1, 11)]
+    fig = accuracy_curves_plot(pd.DataFrame(rows), ["a", "b"], methods, {"a": "IID", "b": "Dirichlet 0.1"})
+    assert all(ax.get_legend() is None for ax in fig.axes) and len(fig.legends) == 1
+    fig.canvas.draw()
+    legend_box = fig.legends[0].get_window_extent()
+    assert all(legend_box.x0 >= ax.get_window_extent().x1 for ax in fig.axes)  # beside, not over, the curves
+    colours, dashes = method_styles(methods)
+    assert len(set(map(tuple, colours.values()))) == 9 and len(set(zip(map(tuple, colours.values()), dashes.values()))) == 9
