@@ -73,7 +73,7 @@ def test_paired_plot_has_legend_metric_words_band_title_and_caption():
     labels = _legend_labels(g.figure)
     assert "paper: +3 to +7 points" in labels and "excludes 0 against the paper" in labels
     assert g.figure._suptitle.get_text() == "SMoFi − base" and "3 paired seeds; T = 15; cnn" in _texts(g.figure)
-    ylabels = [ax.get_ylabel() for ax in g.axes[:, 0]]
+    ylabels = [" ".join(ax.get_ylabel().split()) for ax in g.axes[:, 0]]  # wrapped onto short lines
     assert ylabels[0].startswith("final accuracy") and "area under the" in ylabels[1] and "AUC" in ylabels[1]
     final = g.axes_dict[("final", "Dirichlet 0.1")]
     assert len(final.collections) >= 1 and not g.axes_dict[("auc", "Dirichlet 0.1")].collections[1:]
@@ -127,3 +127,18 @@ def test_smofi_accuracy_curves_keep_the_legend_beside_the_panels_and_nine_method
     assert all(legend_box.x0 >= ax.get_window_extent().x1 for ax in fig.axes)  # beside, not over, the curves
     colours, dashes = method_styles(methods)
     assert len(set(map(tuple, colours.values()))) == 9 and len(set(zip(map(tuple, colours.values()), dashes.values()))) == 9
+
+
+def test_paired_plot_metric_labels_do_not_collide_and_one_column_fills_the_width():
+    comps = ["+ FedAvgM − FedAvg", "+ SMoFi − FedAvg", "FedProx + SMoFi − FedProx", "FedNAR + SMoFi − FedNAR"]
+    for parts in (["equal-size label shards", "Dirichlet 0.1"], ["Dirichlet 0.1"]):
+        rows = [{"comparison": c, "metric": m, "participation": p, "mean": i - 2.0, "lo": i - 4.0, "hi": i * 1.0,
+                 "n": 3} for p in parts for m in ("final", "auc") for i, c in enumerate(comps)]
+        g = paired_interval_plot(pd.DataFrame(rows), caption="5 paired seeds (0, 1, 2, 3, 4) · T = 50 rounds · "
+                                 "model cnn3, cut after conv1 · long profile")
+        fig = g.figure
+        fig.canvas.draw()
+        top, bottom = (g.axes[i, 0].yaxis.label.get_window_extent() for i in (0, 1))
+        assert top.y0 >= bottom.y1  # the two rows' metric names do not overlap
+        panels = sum(ax.get_window_extent().width for ax in g.axes[0])
+        assert panels >= 0.5 * fig.get_tightbbox().width * fig.dpi  # not half the figure left empty
