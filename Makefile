@@ -5,6 +5,8 @@ BIN     := $(VENV)/bin
 PROFILE ?= auto
 CHROMIUM ?= /usr/bin/chromium
 export FEDLIB_DATA ?= $(CURDIR)/data
+# a relative FEDLIB_DATA (../shared/data) made absolute: kernels start in the notebook's folder
+override FEDLIB_DATA := $(abspath $(FEDLIB_DATA))
 
 .PHONY: setup reproduce test test-fast bench lab check-browser clean-venv
 

@@ -49,7 +49,21 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in _COMMAND_MODULES:
         importlib.import_module(name).register(sub)
+    _describe(parser)
     return parser
+
+
+def _describe(parser: argparse.ArgumentParser) -> None:
+    """A sub-command registered without a description gets its one-line help as one, so every
+    ``fedlib COMMAND --help`` says what the command does."""
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            helps = {a.dest: a.help for a in action._choices_actions}
+            for name, sub in action.choices.items():
+                text = helps.get(name)
+                if not sub.description and text:
+                    sub.description = text[0].upper() + text[1:] + ("" if text.endswith(".") else ".")
+                _describe(sub)
 
 
 def main(argv: list[str] | None = None) -> int:

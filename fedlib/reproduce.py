@@ -2,11 +2,12 @@
 
 Each notebook is run with ``-p profile <profile>``; runs inside it come from the result store, so a
 re-run reuses finished experiments. The checkout's results ledger (``ledger/``) is imported into the
-store first (``--recompute`` skips that), each executed report records the hashes of the runs it read
+store first (``--recompute`` skips that and retrains every run the notebooks read, once each), each executed report records the hashes of the runs it read
 (``<report>.runs.json``) and adds them to the ledger, so a computation spread over several sittings
 accumulates in the repository. A notebook that finished with an unchanged source and whose runs all
 stand in the ledger is skipped (``--force`` re-runs it), so an interrupted batch resumes where it
-stopped. Beside each report go its runs' per-round curves (``<report>.curves.csv``,
+stopped. The command ends with a summary (:func:`summary_text`): per notebook executed / re-rendered /
+skipped, the runs read from the ledger / the store or trained, the time spent. Beside each report go its runs' per-round curves (``<report>.curves.csv``,
 :mod:`fedlib.reporting.curves`), and no path of this machine stays in it
 (:mod:`fedlib.reporting.machine_paths`). Afterwards ``reports/<profile>/README.md`` indexes every
 notebook: paper vs measured, the paper's rows it does not run with the reason
@@ -38,6 +39,7 @@ from fedlib.reporting.curves import existing
 from fedlib.reporting.notebook_params import check_params, notebook_parameters  # noqa: F401
 from fedlib.reporting.paths import VARIANT_ENV
 from fedlib.core.utils import atomic_write_bytes, check_output_file
+from fedlib.reproduce_summary import SKIPPED_NOTE, outcome, read_runs_log, summary_text  # noqa: F401
 
 INDEX_JSON = "index.json"
 
@@ -168,6 +170,20 @@ def _failure(err: BaseException) -> str:
     return text if len(text) <= 2000 else text[:2000] + " ..."
 
 
+# the kernel logs errors only: not a "TCP without encryption" warning per notebook (a local kernel)
+QUIET_KERNEL = ["--IPKernelApp.log_level=ERROR"]
+
+
+def absolute_path_env() -> dict:
+    """The path variables that are set (``FEDLIB_DATA``, ``FEDLIB_RESULTS``, ...), each made absolute
+    against this process's working directory: a kernel starts in another folder, where a relative
+    value would point elsewhere."""
+    from fedlib.core.paths import ENV, PATH_VARIABLES, absolute
+
+    names = sorted(set(ENV.values()) | set(PATH_VARIABLES))
+    return {name: str(absolute(os.environ[name])) for name in names if os.environ.get(name)}
+
+
 def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "python3",
             params: dict | None = None) -> float:
     """Run one notebook with papermill; return its wall time in seconds."""
@@ -178,7 +194,7 @@ def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "pyth
     target.parent.mkdir(parents=True, exist_ok=True)
     check_output_file(target, "report")  # papermill writes in place: never into a FIFO or a device
     # the kernel inherits these: where reports go, their names' variant tag, plain-text progress
-    env = {"FEDLIB_REPORT_DIR": str(out), VARIANT_ENV: variant_of(params),
+    env = {**absolute_path_env(), "FEDLIB_REPORT_DIR": str(Path(out).resolve()), VARIANT_ENV: variant_of(params),
            PROGRESS_ENV: os.environ.get(PROGRESS_ENV) or "text"}
     before = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
@@ -186,7 +202,7 @@ def execute(book: Path, root: Path, out: Path, profile: str, kernel: str = "pyth
     try:
         pm.execute_notebook(
             str(book), str(target), parameters={**(params or {}), "profile": profile}, kernel_name=kernel, language="python",
-            cwd=str(root), progress_bar=False, log_output=False,
+            cwd=str(root), progress_bar=False, log_output=False, extra_arguments=QUIET_KERNEL,
         )
     finally:
         for key, value in before.items():
@@ -341,7 +357,7 @@ def _record_runs(root: Path, out: Path, rel: str, log: Path, profile: str) -> No
     from fedlib.experiments.results.ledger import Ledger, export_runs
     from fedlib.reporting.runs import results_store
 
-    hashes = sorted(set(log.read_text().split())) if log.exists() else []
+    hashes = sorted(read_runs_log(log))
     target = runs_file(out, rel)
     target.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_bytes(target, (json.dumps({"report": rel, "runs": hashes}, indent=1) + "\n").encode())
@@ -382,14 +398,18 @@ def _not_run_lines(path: Path, entry: dict) -> list[str]:
 
 def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool = False,
               root: Path | None = None, keep_going: bool = True, params: dict | None = None,
-              recompute: bool = False) -> dict:
+              recompute: bool = False, outcomes: list | None = None) -> dict:
     """Execute the notebooks (see the module docstring). The checkout's results ledger is imported
     into the result store first unless ``recompute``; each executed report records the runs it read
-    (``<report>.runs.json``) and, except at smoke, adds them to the ledger."""
+    (``<report>.runs.json``) and, except at smoke, adds them to the ledger. ``recompute`` re-executes
+    every selected notebook and trains every run they read once, replacing the store's copy
+    (:data:`fedlib.experiments.running.runner.RECOMPUTE_ENV`). ``outcomes``, when given, receives one
+    :func:`outcome` dict per notebook of the batch (:func:`summary_text`)."""
     import tempfile
 
     from fedlib.core.progress import progress_bar
-    from fedlib.experiments.running.runner import RUNS_LOG_ENV
+    from fedlib.experiments.results.ledger import Ledger
+    from fedlib.experiments.running.runner import RECOMPUTE_ENV, RUNS_LOG_ENV
 
     profile = resolve_profile(profile)
     root = Path(root or project_root())
@@ -397,35 +417,49 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
     out.mkdir(parents=True, exist_ok=True)
     if not recompute:
         _import_ledger(root, profile)
+    outcomes = [] if outcomes is None else outcomes
+    ledger = Ledger(root / "ledger")
     index = _load_index(out)
     books = books_for(find_notebooks(root, only), profile, root)
+    trained_log = Path(tempfile.mkstemp(prefix="fedlib-recompute-", suffix=".log")[1]) if recompute else None
+    if trained_log is not None:
+        os.environ[RECOMPUTE_ENV] = str(trained_log)
     bar = progress_bar(books, desc=f"reproduce [{profile}]", unit="notebook")
-    for book in bar:
-        source = str(book.relative_to(root / "notebooks"))
-        rel = report_rel(source, params)
-        bar.set_postfix_str(rel)
-        key = {"source": source_key(book), "fedlib": __version__, "params": report_params(params)}
-        entry = index.get(rel, {})
-        if not force and entry.get("status") == "done" and entry.get("key") == key and (out / rel).exists() \
-                and status_of(out, rel, entry) == "done":
-            continue
-        log = Path(tempfile.mkstemp(prefix="fedlib-runs-", suffix=".log")[1])
-        os.environ[RUNS_LOG_ENV] = str(log)
-        try:
-            seconds = execute(book, root, out, profile, params=params)
-            _record_runs(root, out, rel, log, profile)
-            index[rel] = {"status": "done", "seconds": round(seconds, 1), "key": key, "notebook": source,
-                          "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")}
-        except Exception as err:  # noqa: BLE001 — a failing notebook must not stop the batch
-            index[rel] = {"status": "failed", "key": key, "notebook": source, "error": _failure(err)}
-            print(f"fedlib reproduce: {rel} failed: {index[rel]['error']}", file=sys.stderr)
-            if not keep_going:
-                raise
-        finally:
-            os.environ.pop(RUNS_LOG_ENV, None)
-            log.unlink(missing_ok=True)
-        index = _record(out, rel, index[rel])
-        write_index(out, profile, index)
+    try:
+        for book in bar:
+            source = str(book.relative_to(root / "notebooks"))
+            rel = report_rel(source, params)
+            bar.set_postfix_str(rel)
+            key = {"source": source_key(book), "fedlib": __version__, "params": report_params(params)}
+            entry = index.get(rel, {})
+            if not (force or recompute) and entry.get("status") == "done" and entry.get("key") == key \
+                    and (out / rel).exists() and status_of(out, rel, entry) == "done":
+                outcomes.append(outcome(rel, "skipped"))
+                continue
+            log = Path(tempfile.mkstemp(prefix="fedlib-runs-", suffix=".log")[1])
+            os.environ[RUNS_LOG_ENV] = str(log)
+            seconds = 0.0
+            try:
+                seconds = execute(book, root, out, profile, params=params)
+                _record_runs(root, out, rel, log, profile)
+                index[rel] = {"status": "done", "seconds": round(seconds, 1), "key": key, "notebook": source,
+                              "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")}
+            except Exception as err:  # noqa: BLE001 — a failing notebook must not stop the batch
+                index[rel] = {"status": "failed", "key": key, "notebook": source, "error": _failure(err)}
+                print(f"fedlib reproduce: {rel} failed: {index[rel]['error']}", file=sys.stderr)
+                if not keep_going:
+                    raise
+            finally:
+                os.environ.pop(RUNS_LOG_ENV, None)
+                outcomes.append(outcome(rel, index.get(rel, {}).get("status", "failed"), read_runs_log(log),
+                                        ledger, seconds))
+                log.unlink(missing_ok=True)
+            index = _record(out, rel, index[rel])
+            write_index(out, profile, index)
+    finally:
+        if trained_log is not None:
+            os.environ.pop(RECOMPUTE_ENV, None)
+            trained_log.unlink(missing_ok=True)
     index = _load_index(out)
     write_curves(out, index, root, set(batch_entries(root, books, params)))
     write_index(out, profile, index)
@@ -512,15 +546,25 @@ MAX_VARIANT_BYTES = 150
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("reproduce", help="execute the paper-table notebooks into reports/<profile>/")
+    p = subparsers.add_parser(
+        "reproduce", help="execute the paper-table notebooks into reports/<profile>/",
+        description="Execute the paper-table notebooks into reports/<profile>/ (one executed notebook, its "
+                    "CSV tables and an index README per profile). Runs come from the result store (after "
+                    "importing the checkout's results ledger) when they are there and are trained otherwise. "
+                    "A notebook whose report is current (same notebook source, its runs in the ledger) is "
+                    "skipped: --force re-executes it, --recompute also retrains its runs. The command ends "
+                    "with a summary: per notebook executed / re-rendered / skipped, runs read from the "
+                    "ledger / the store / trained, and the time spent.")
     p.add_argument("--profile", default="auto",
                    help="smoke | cpu | paper | long | auto (paper with a GPU, else cpu; never long). long: the "
                         "FedQS CIFAR-10 tables at 400 rounds and the SMoFi CIFAR-10 tables on all the data (20 clients, "
                         "50 rounds), only the notebooks that define it (--only smofi/ or fedqs/ picks one paper)")
     p.add_argument("--only", nargs="*", help="notebook names or path fragments, e.g. fedqs/table2")
-    p.add_argument("--force", action="store_true", help="re-execute notebooks that already finished")
+    p.add_argument("--force", action="store_true",
+                   help="re-execute notebooks whose report is current (their runs are still read from the store)")
     p.add_argument("--recompute", action="store_true",
-                   help="do not import the results ledger first: train every run the store lacks")
+                   help="retrain every run the selected notebooks read, once each, replacing the result store's "
+                        "copy; implies --force and skips the ledger import (the ledger keeps its copies)")
     p.add_argument("--list", action="store_true", help="list the notebooks and exit")
     p.add_argument("--param", "-p", action="append", default=[], metavar="KEY=VALUE",
                    help="extra notebook parameter (YAML value), e.g. -p 'tasks=[adult]'")
@@ -537,14 +581,16 @@ def _cli(args) -> int:
         for book in books:
             print(book.relative_to(root))
         return 0
-    index = reproduce(profile, args.only, args.force, root, params=params, recompute=args.recompute)
+    outcomes: list = []
+    start = time.perf_counter()
+    index = reproduce(profile, args.only, args.force, root, params=params, recompute=args.recompute,
+                      outcomes=outcomes)
     # this batch's notebooks decide the exit status; a failure recorded earlier for another
     # notebook or variant is reported, not inherited (issue 33: it used to fail every later batch)
     mine = set(batch_entries(root, books, params))
     failed = [k for k in mine if index.get(k, {}).get("status") != "done"]
     earlier = sorted(k for k, v in index.items() if k not in mine and v.get("status") != "done")
-    print(f"{len(mine) - len(failed)} notebooks done, {len(failed)} failed; "
-          f"index: reports/{profile}/README.md")
+    print(summary_text(outcomes, time.perf_counter() - start, profile))
     if earlier:
         print(f"fedlib reproduce: note: {len(earlier)} other report(s) in the index failed in an earlier "
               f"batch (not this one): {', '.join(earlier[:5])}{' ...' if len(earlier) > 5 else ''}; "

@@ -303,4 +303,4 @@ def test_a_report_records_the_runs_of_the_shared_store_only(tmp_path, monkeypatc
     run(cfg, store=ResultStore(shared), progress=False)
     run(cfg, store=ResultStore(shared), progress=False)  # cached: read again, logged again
     run(cfg.replace(seed=1), store=ResultStore(own), progress=False)
-    assert log.read_text().split() == [h, h]
+    assert log.read_text().splitlines() == [f"{h} trained", f"{h} store"]

@@ -73,7 +73,7 @@ def test_paired_plot_has_legend_metric_words_band_title_and_caption():
     labels = _legend_labels(g.figure)
     assert "paper: +3 to +7 points" in labels and "excludes 0 against the paper" in labels
     assert g.figure._suptitle.get_text() == "SMoFi − base" and "3 paired seeds; T = 15; cnn" in _texts(g.figure)
-    ylabels = [ax.get_ylabel() for ax in g.axes[:, 0]]
+    ylabels = [" ".join(ax.get_ylabel().split()) for ax in g.axes[:, 0]]  # wrapped onto short lines
     assert ylabels[0].startswith("final accuracy") and "area under the" in ylabels[1] and "AUC" in ylabels[1]
     final = g.axes_dict[("final", "Dirichlet 0.1")]
     assert len(final.collections) >= 1 and not g.axes_dict[("auc", "Dirichlet 0.1")].collections[1:]
@@ -101,3 +101,44 @@ def test_smofi_figures_name_the_split_and_mark_the_papers_numbers():
     assert full.get_title() == "Dirichlet 0.1, 10 of 10 clients per round" and "shards" not in full.get_title()
     assert len(full.collections) == 2 and len(shards.collections) == 1  # the band: on the SMoFi line, Dirichlet only
     assert "paper: 4.61–5.54× (CIFAR-10, Dirichlet 0.1)" in _legend_labels(fig)
+
+
+def test_gap_curves_of_different_horizons_each_span_their_own_rounds():
+    """Issue 60: a 50-round and a 400-round column on one 0–400 axis left the short one unreadable."""
+    from fedlib.reporting.figures import gap_curve_plot
+
+    rows = [{"round": r, "gap": np.sin(r / 7) + s, "seed": s, "comparison": "A − B", "column": name}
+            for name, horizon in (("short", 50), ("long", 400)) for r in range(1, horizon + 1, 1) for s in (0, 1)]
+    g = gap_curve_plot(pd.DataFrame(rows), col="column", tail_from=40)
+    spans = {key: ax.get_xlim() for key, ax in g.axes_dict.items()}
+    assert spans["short"][1] < 60 and spans["long"][1] > 390
+
+
+def test_smofi_accuracy_curves_keep_the_legend_beside_the_panels_and_nine_methods_apart():
+    from fedlib.reporting.smofi_figures import accuracy_curves_plot, method_styles
+
+    methods = [f"method {i}" for i in range(9)]
+    rows = [{"participation": p, "method": m, "seed": s, "round": r, "accuracy": 50 + i + s + r / 10}
+            for p in ("a", "b") for i, m in enumerate(methods) for s in (0, 1) for r in range(1, 11)]
+    fig = accuracy_curves_plot(pd.DataFrame(rows), ["a", "b"], methods, {"a": "IID", "b": "Dirichlet 0.1"})
+    assert all(ax.get_legend() is None for ax in fig.axes) and len(fig.legends) == 1
+    fig.canvas.draw()
+    legend_box = fig.legends[0].get_window_extent()
+    assert all(legend_box.x0 >= ax.get_window_extent().x1 for ax in fig.axes)  # beside, not over, the curves
+    colours, dashes = method_styles(methods)
+    assert len(set(map(tuple, colours.values()))) == 9 and len(set(zip(map(tuple, colours.values()), dashes.values()))) == 9
+
+
+def test_paired_plot_metric_labels_do_not_collide_and_one_column_fills_the_width():
+    comps = ["+ FedAvgM − FedAvg", "+ SMoFi − FedAvg", "FedProx + SMoFi − FedProx", "FedNAR + SMoFi − FedNAR"]
+    for parts in (["equal-size label shards", "Dirichlet 0.1"], ["Dirichlet 0.1"]):
+        rows = [{"comparison": c, "metric": m, "participation": p, "mean": i - 2.0, "lo": i - 4.0, "hi": i * 1.0,
+                 "n": 3} for p in parts for m in ("final", "auc") for i, c in enumerate(comps)]
+        g = paired_interval_plot(pd.DataFrame(rows), caption="5 paired seeds (0, 1, 2, 3, 4) · T = 50 rounds · "
+                                 "model cnn3, cut after conv1 · long profile")
+        fig = g.figure
+        fig.canvas.draw()
+        top, bottom = (g.axes[i, 0].yaxis.label.get_window_extent() for i in (0, 1))
+        assert top.y0 >= bottom.y1  # the two rows' metric names do not overlap
+        panels = sum(ax.get_window_extent().width for ax in g.axes[0])
+        assert panels >= 0.65 * fig.get_tightbbox().width * fig.dpi  # not half the figure left empty (was 0.50)

@@ -36,3 +36,36 @@ def test_defaults_without_variables(monkeypatch, tmp_path):
     assert paths.data_root() == Path("data")
     monkeypatch.chdir(tmp_path)
     assert paths.project_root() == tmp_path.resolve()
+
+
+def test_a_relative_variable_is_made_absolute_where_it_is_read(monkeypatch, tmp_path):
+    """``FEDLIB_DATA=../shared/data`` read in one folder names that folder's sibling, also after the
+    process moves (a notebook's kernel starts in the notebook's folder): each path variable is made
+    absolute against the working directory at the time it is read."""
+    from fedlib.data.paths import cache_root, data_root, missing_dataset
+
+    work = tmp_path / "checkout"
+    work.mkdir()
+    monkeypatch.chdir(work)
+    for name, var in paths.ENV.items():
+        monkeypatch.setenv(var, f"../shared/{name}")
+    monkeypatch.setenv("FEDLIB_CACHE", "./cache")
+    shared = tmp_path / "shared"
+    roots = {"results": paths.results_root(), "ledger": paths.ledger_root(), "reports": paths.reports_root("cpu"),
+             "data": data_root()}
+    assert roots == {name: shared / name for name in roots}
+    assert cache_root() == work / "cache"
+    err = missing_dataset("adult", [Path("../shared/data/adult")], Path("../shared/data"))
+    assert f"not found under {shared / 'data'}" in str(err) and "../" not in str(err)
+
+
+def test_reproduce_passes_absolute_path_variables_to_its_kernels(monkeypatch, tmp_path):
+    from fedlib.reproduce import absolute_path_env
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("FEDLIB_DATA", "../shared/data")
+    monkeypatch.setenv("FEDLIB_CACHE", "cache")
+    monkeypatch.delenv("FEDLIB_LEDGER", raising=False)
+    env = absolute_path_env()
+    assert env["FEDLIB_DATA"] == str(tmp_path.parent / "shared" / "data")
+    assert env["FEDLIB_CACHE"] == str(tmp_path / "cache") and "FEDLIB_LEDGER" not in env

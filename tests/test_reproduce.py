@@ -210,3 +210,47 @@ def test_index_adds_a_notebooks_not_run_rows_with_their_reason(tmp_path, monkeyp
     assert "| T | cifar100, FedAvg | 48.10 | not run: needs download | cpu |" in text
     assert "not run: needs a GPU (profile=paper)" in text
     assert text.count("Rows of the paper not run") == 1  # the empty list adds nothing
+
+
+TRAINING_CODE = """
+from fedlib.experiments import RunConfig
+from fedlib.reporting.runs import run_all
+run_all([RunConfig.from_preset("toy-smoke")], desc=None)
+"""
+
+
+def test_the_summary_says_executed_skipped_and_recomputed(tmp_path, monkeypatch, capfd):
+    """Issue 60: a first batch executes the notebook and trains its run; a second skips it (current,
+    naming --force); --force re-renders it from the stored run; --recompute retrains that run. The
+    kernels log no "TCP without encryption" warning."""
+    from fedlib.reproduce import SKIPPED_NOTE, _cli, register
+
+    root = _project(tmp_path)
+    book = nbformat.read(root / "notebooks" / "demo.ipynb", as_version=4)
+    book.cells.append(nbformat.v4.new_code_cell(TRAINING_CODE))
+    nbformat.write(book, root / "notebooks" / "demo.ipynb")
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("FEDLIB_RESULTS", "results")  # relative: the kernel gets it made absolute
+    import argparse
+
+    parser = argparse.ArgumentParser()
+    register(parser.add_subparsers())
+
+    def batch(*flags) -> str:
+        assert _cli(parser.parse_args(["reproduce", "--profile", "smoke", *flags])) == 0
+        out, err = capfd.readouterr()
+        assert "IPKernelApp" not in err
+        return out
+
+    def row(text: str) -> list[str]:
+        return next(line for line in text.splitlines() if line.strip().startswith("demo.ipynb")).split()
+
+    first = batch()
+    assert row(first)[1:5] == ["executed", "0", "0", "1"] and "1 executed (trained runs)" in first
+    assert (root / "results").is_dir()  # the relative FEDLIB_RESULTS named the checkout's folder
+    second = batch()
+    assert SKIPPED_NOTE in second and "1 skipped" in second and "0 trained" in second
+    forced = batch("--force")
+    assert row(forced)[1:5] == ["re-rendered", "0", "1", "0"]
+    again = batch("--recompute")
+    assert row(again)[1:5] == ["executed", "0", "0", "1"] and "1 trained" in again

@@ -72,6 +72,9 @@ def start_lab(tmp: Path, root: Path, token: str, port: int, log) -> subprocess.P
                FEDLIB_RESULTS=str(tmp / "results"), FEDLIB_REPORT_DIR=str(tmp / "reports"),
                PYTHONPATH=os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")])))
     env.pop("FEDLIB_PROGRESS", None)  # what a user gets: auto
+    # a relative FEDLIB_DATA / FEDLIB_CACHE made absolute here: each kernel starts in its notebook's folder
+    env.update({k: str(Path(os.path.abspath(os.path.expanduser(env[k]))))
+                for k in ("FEDLIB_DATA", "FEDLIB_CACHE") if env.get(k)})
     cmd = [sys.executable, "-m", "jupyterlab", "--no-browser", "--ip=127.0.0.1", f"--port={port}",
            f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
            "--LabApp.expose_app_in_browser=True", "--ServerApp.open_browser=False"]

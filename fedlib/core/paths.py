@@ -16,6 +16,11 @@ reports    ``FEDLIB_REPORT_DIR``   ``<project>/reports/<profile>`` (set by ``fed
 data       ``FEDLIB_DATA``         ``./data`` (the tensor caches: ``fedlib.data.paths.cache_root``)
 =========  ======================  ==================================================================
 
+A variable's value is made absolute where it is read (:func:`absolute`: ``~`` expanded, a relative
+value taken against the working directory of that moment), so error messages show the folder fedlib
+looked in; ``fedlib reproduce`` passes the absolute values on to its kernels, which start in another
+folder.
+
 The modules that used to state these rules themselves delegate here: ``fedlib.reporting.paths``
 (project, reports), ``fedlib.reporting.runs.results_store`` and ``fedlib.experiments.results.store.default_root``
 (results), ``fedlib.experiments.results.ledger.default_ledger_root`` (ledger), ``fedlib.data.paths.data_root``
@@ -27,12 +32,21 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-__all__ = ["ENV", "is_checkout", "project_root", "package_checkout", "checkout", "env_root", "results_root",
+__all__ = ["ENV", "PATH_VARIABLES", "absolute", "is_checkout", "project_root", "package_checkout", "checkout", "env_root", "results_root",
            "ledger_root", "reports_root", "data_root"]
 
 #: the environment variable of each root
 ENV = {"results": "FEDLIB_RESULTS", "ledger": "FEDLIB_LEDGER", "reports": "FEDLIB_REPORT_DIR",
        "data": "FEDLIB_DATA"}
+
+
+#: path variables that name no root here (the tensor caches, :func:`fedlib.data.paths.cache_root`)
+PATH_VARIABLES = ("FEDLIB_CACHE",)
+
+
+def absolute(value: str | os.PathLike) -> Path:
+    """``value`` with ``~`` expanded, as an absolute path (a relative one against the working directory)."""
+    return Path(os.path.abspath(Path(value).expanduser()))
 
 
 def is_checkout(folder: Path) -> bool:
@@ -60,8 +74,9 @@ def checkout() -> Path:
 
 
 def env_root(name: str, default: Path | str) -> Path:
-    """The rule: ``$FEDLIB_<NAME>`` (:data:`ENV`) when set, else ``default``."""
-    return Path(os.environ.get(ENV[name]) or default)
+    """The rule: ``$FEDLIB_<NAME>`` (:data:`ENV`) when set, made absolute (:func:`absolute`), else ``default``."""
+    value = os.environ.get(ENV[name])
+    return absolute(value) if value else Path(default)
 
 
 def results_root(base: Path | None = None) -> Path:

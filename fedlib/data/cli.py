@@ -9,18 +9,24 @@ import json
 def register(subparsers) -> None:
     from fedlib.data.registry import DATASETS
 
-    p = subparsers.add_parser("data", help="inspect or download datasets")
+    p = subparsers.add_parser("data", help="inspect or download datasets",
+                              description="The datasets under $FEDLIB_DATA (default ./data): `info NAME` shows a "
+                                          "dataset's splits and classes, `fetch NAME` downloads its official files.")
     sub = p.add_subparsers(dest="data_command", metavar="ACTION")
     p.set_defaults(func=lambda args: (p.print_help(), 1)[1])
 
     info = sub.add_parser("info", help="split sizes, classes, roles/attributes of a dataset "
-                          "(converts it to the tensor cache on first use)")
+                          "(converts it to the tensor cache on first use)",
+                          description="Split sizes, classes and roles/attributes of a dataset; the first use "
+                                      "converts its files to the tensor cache ($FEDLIB_CACHE).")
     info.add_argument("name", choices=DATASETS, metavar="NAME", help=", ".join(DATASETS))
     info.add_argument("--root", help="data folder (default: $FEDLIB_DATA or ./data)")
     info.add_argument("--json", action="store_true", help="print JSON")
     info.set_defaults(func=_info)
 
-    fetch = sub.add_parser("fetch", help="download a dataset's official files")
+    fetch = sub.add_parser("fetch", help="download a dataset's official files",
+                           description="Download a dataset's official files into the data folder "
+                                       "($FEDLIB_DATA or --root), checked against their checksums where the publisher gives one.")
     fetch.add_argument("name", choices=DATASETS, metavar="NAME", help=", ".join(DATASETS))
     fetch.add_argument("--root", help="data folder (default: $FEDLIB_DATA or ./data)")
     fetch.add_argument("--force", action="store_true", help="download again even if present")

@@ -32,7 +32,7 @@ def user_cache_root() -> Path:
 
 def cache_root(root: str | os.PathLike | None = None) -> Path:
     """Folder of converted tensor caches (issue 59): ``$FEDLIB_CACHE`` if set, else the user's cache
-    folder (:func:`user_cache_root`) — never inside the data folder unless asked (a data folder may
+    folder (:func:`user_cache_root`); a relative value is made absolute (:func:`fedlib.core.paths.absolute`) — never inside the data folder unless asked (a data folder may
     be shared or read-only, and a cache is not data). ``root`` (the data folder) is not used: it is
     accepted for the callers that pass it. An empty ``FEDLIB_CACHE`` is refused."""
     env = os.environ.get("FEDLIB_CACHE")
@@ -41,15 +41,15 @@ def cache_root(root: str | os.PathLike | None = None) -> Path:
             raise FedlibError("FEDLIB_CACHE is set but empty (it would put the cache in an unintended folder)",
                               "unset it (the cache then goes to ~/.cache/fedlib) or give a folder, "
                               "e.g. FEDLIB_CACHE=$PWD/data/cache")
-        return Path(env).expanduser()
+        return paths.absolute(env)
     return user_cache_root()
 
 
 def missing_dataset(name: str, looked: list[Path], root: Path) -> FedlibError:
     """The error for a dataset that is not where fedlib looks for it."""
-    paths = "\n    ".join(str(p) for p in looked)
+    where = "\n    ".join(str(paths.absolute(p)) for p in looked)
     return FedlibError(
-        f"dataset {name!r} not found under {root}; looked for:\n    {paths}",
+        f"dataset {name!r} not found under {paths.absolute(root)}; looked for:\n    {where}",
         f"set FEDLIB_DATA=/path/to/data (the folder holding {name}/), "
         f"or run `fedlib data fetch {name}` to download it",
     )

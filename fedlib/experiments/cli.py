@@ -131,7 +131,9 @@ def register(subparsers) -> None:
     p.add_argument("--json", action="store_true", help="print the cell table as JSON")
     p.set_defaults(func=cmd_sweep)
 
-    p = subparsers.add_parser("presets", help="list the named presets")
+    p = subparsers.add_parser("presets", help="list the named presets",
+                              description="List the named presets (a task, model and scale each), with one "
+                                          "line saying what each is; use a name with `fedlib run --preset NAME`.")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=cmd_presets)
 

@@ -27,6 +27,7 @@ Every name below is importable as ``from fedlib.reporting import name``; the Fed
 """
 
 from fedlib.reporting.coverage import not_run
+from fedlib.reporting.display import show_table
 from fedlib.reporting.figures import (forest_plot, gap_curve_plot, paired_interval_plot, runs_caption, save_figure,
                                       show_forest, show_gap_curves, show_paired)
 from fedlib.reporting.paths import project_root, report_dir
@@ -57,7 +58,7 @@ __all__ = [
     "censor", "claim_verdict", "curve_metrics", "interval_text", "number_text", "paired_difference", "side", "verdict",
     "signed_verdict", "censored_speedup", "speedup_label", "censored_rounds", "censored_extreme",
     "not_run",
-    "dataset_missing", "results_store", "run_all", "run_or_load",
+    "dataset_missing", "results_store", "run_all", "run_or_load", "show_table",
     "PAPER_ACCURACY", "PAPER_CIFAR10_SPEEDUP", "paper_expected_sign", "PAPER_FRAMEWORKS", "PAPER_TINYIMAGENET_ROUNDS", "SMOFI_BATCH", "SMOFI_DATASETS",
     "SMOFI_METHODS", "SMOFI_PARTICIPATION", "SMOFI_PRESET", "SMOFI_SCALE_KNOBS", "smofi_config", "smofi_configs",
     "smofi_label", "smofi_participations", "smofi_scale_note", "smofi_setting_title", "smofi_settings",

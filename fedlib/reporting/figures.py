@@ -111,9 +111,14 @@ def paired_interval_plot(diffs: pd.DataFrame, label: str = "comparison", height:
     label's line. Returns the seaborn ``FacetGrid``."""
     import seaborn as sns
 
+    import textwrap
+
     order = list(dict.fromkeys(diffs[label]))
+    # tall enough for its labels; one column alone is drawn wide (it would leave the legend's width empty)
+    height = max(height, 0.3 * len(order) + 1.0)
+    aspect = (2.0 if diffs[col].nunique() > 1 else 3.4) * 2.8 / height
     g = sns.catplot(data=diffs, y=label, x="mean", col=col, row="metric", kind="point", order=order,
-                    linestyle="none", height=height, aspect=2.0, sharex=False, color="0.75")
+                    linestyle="none", height=height, aspect=aspect, sharex=False, color="0.75")
     used, any_fragile, band_texts = set(), False, []
     for (metric, part), ax in g.axes_dict.items():
         sub = diffs[(diffs["metric"] == metric) & (diffs[col] == part)]
@@ -131,7 +136,9 @@ def paired_interval_plot(diffs: pd.DataFrame, label: str = "comparison", height:
                 band_texts.append(band.get("text", f"paper: {band['lo']:g} to {band['hi']:g}"))
         ax.axvline(0, color="grey", lw=1)
         ax.set_title(str(part), fontsize=10)
-        ax.set_ylabel(METRIC_WORDS.get(metric, str(metric)) if ax in g.axes[:, 0] else "", fontsize=9)
+        # wrapped short: a long metric name must not run into the next row's
+        words = textwrap.fill(METRIC_WORDS.get(metric, str(metric)), 24)
+        ax.set_ylabel(words if ax in g.axes[:, 0] else "", fontsize=8.5)
         ax.set_xlabel("")
     for ax in g.axes[1:, :].flat:  # the setting heads the top row only
         ax.set_title("")
@@ -274,11 +281,16 @@ def gap_curve_plot(gaps: pd.DataFrame, col: str | None = None, hue: str = "compa
 
     wrap = min(2, gaps[col].nunique()) if col else None
     g = sns.relplot(data=gaps, x="round", y="gap", hue=hue, col=col, col_wrap=wrap, kind="line",
-                    errorbar=("pi", 100), seed=0, height=height, aspect=aspect, facet_kws={"sharey": False})
-    for ax in g.axes.flat:
+                    errorbar=("pi", 100), seed=0, height=height, aspect=aspect,
+                    facet_kws={"sharey": False, "sharex": False})
+    # each panel spans its own rounds: a 50-round column is not squeezed into a 400-round axis
+    panels = g.axes_dict.items() if col else [(None, g.ax)]
+    for key, ax in panels:
+        rounds = gaps.loc[gaps[col] == key, "round"] if col else gaps["round"]
         ax.axhline(0.0, color="0.3", lw=0.8, ls="--")
-        if tail_from is not None:
-            ax.axvspan(tail_from - 0.5, gaps["round"].max() + 0.5, color="0.85", alpha=0.5, lw=0)
+        ax.set_xlim(rounds.min() - 0.5, rounds.max() + 0.5)
+        if tail_from is not None and tail_from <= rounds.max():
+            ax.axvspan(tail_from - 0.5, rounds.max() + 0.5, color="0.85", alpha=0.5, lw=0)
     g.set_axis_labels("round (evaluated rounds only)", "gap (points)")
     if col:
         g.set_titles("{col_name}")

@@ -25,16 +25,29 @@ def run_all(cfgs: list, desc: str | None = "runs", workers: int | None = 1, stor
     labelled, instead of stopping or dropping the seed."""
     from fedlib.core.progress import progress_bar
     from fedlib.experiments import run, sweep
+    from fedlib.experiments.running.runner import must_recompute
 
     from fedlib.reporting.stats import use_family_of
 
     use_family_of(cfgs)  # the fragile mark reads these runs' cross-CPU drift
     store = results_store(store)
-    todo = {c.config_hash(): c for c in cfgs if store.get(c) is None}
+    hashes = [c.config_hash() for c in cfgs]
+    stored = {h for h in hashes if store.get(h) is not None and not must_recompute(h)}
+    todo = {h: c for h, c in zip(hashes, cfgs) if h not in stored}
     if workers and workers > 1 and len(todo) > 1:
         sweep(list(todo.values()), workers=min(workers, len(todo)), store=store, progress=progress, diverged="record")
     each = cfgs if desc is None else progress_bar(cfgs, desc=desc, unit="run", disable=not progress)
-    return [run(c, store=store, progress=progress, diverged="record") for c in each]
+    # a stored run is read quietly: one line below counts them, instead of a "(cached)" line each
+    results = [run(c, store=store, progress=progress and h not in stored, diverged="record")
+               for h, c in zip(hashes, each)]
+    if progress:
+        print(runs_line(len(set(hashes) & stored), len(set(hashes) - stored)))
+    return results
+
+
+def runs_line(read: int, trained: int) -> str:
+    """The one line :func:`run_all` prints: how many distinct runs it read from the store, how many it trained."""
+    return f"[fedlib] {read + trained} run(s): {read} read from the result store, {trained} trained"
 
 
 def run_or_load(cfgs: list, store=None, workers: int = 1, progress: bool = True) -> list:

@@ -113,3 +113,43 @@ def show_speedup_per_seed(plot: pd.DataFrame, parts: list, profile: str, caption
 
         save_figure(speedup_per_seed_plot(plot, parts, profile, caption, dataset), name, profile, "smofi")
         plt.show()
+
+
+#: line styles cycled with the colours, so that two methods of similar colour still differ
+_DASHES = ("", (4, 1.5), (1, 1), (6, 2, 1, 2))
+
+
+def method_styles(methods: list) -> tuple[dict, dict]:
+    """A colour (``tab10``: ten that stay apart, then ``tab20``) and a line style per method, in order."""
+    import seaborn as sns
+
+    colours = sns.color_palette("tab10" if len(methods) <= 10 else "tab20", len(methods))
+    return dict(zip(methods, colours)), {m: _DASHES[i % len(_DASHES)] for i, m in enumerate(methods)}
+
+
+def accuracy_curves_plot(curves: pd.DataFrame, parts: list, methods: list, titles: dict,
+                         ylabel: str = "test accuracy (%)"):
+    """Test accuracy against the round (``curves`` rows: ``participation``, ``method``, ``seed``,
+    ``round``, ``accuracy``), one panel per setting of ``parts`` titled ``titles[part]``: the mean over
+    seeds and its 95% band, one colour and line style per method (:func:`method_styles`, 8–9 methods
+    stay apart), the legend beside the panels (never over the early rounds). Returns the figure."""
+    import matplotlib.pyplot as plt
+    import seaborn as sns
+
+    order = [m for m in methods if m in set(curves["method"])]
+    palette, dashes = method_styles(order)
+    fig, axes = plt.subplots(1, len(parts), figsize=(5.5 * len(parts) + 2.5, 4), squeeze=False)
+    for i, (ax, part) in enumerate(zip(axes[0], parts)):
+        sel = curves[curves["participation"] == part]
+        sns.lineplot(data=sel, x="round", y="accuracy", hue="method", hue_order=order, style="method",
+                     style_order=order, palette=palette, dashes=dashes, errorbar=("ci", 95), seed=0, ax=ax,
+                     legend=i == 0)
+        ax.set_title(titles.get(part, str(part)), fontsize=9)
+        ax.set_ylabel(ylabel if i == 0 else "")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    if axes[0][0].get_legend():
+        axes[0][0].get_legend().remove()
+    fig.tight_layout(rect=(0, 0, 1 - 2.3 / fig.get_figwidth(), 1))
+    fig.legend(handles, labels, loc="upper left", bbox_to_anchor=(1 - 2.2 / fig.get_figwidth(), 0.93),
+               fontsize=8, frameon=False, title="method")
+    return fig

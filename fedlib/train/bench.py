@@ -326,7 +326,9 @@ def _cmd_engine(args) -> int:
 
 def register(subparsers) -> None:
     """``fedlib bench engine`` (see the module docstring)."""
-    p = subparsers.add_parser("bench", help="benchmarks (engine backends)")
+    p = subparsers.add_parser("bench", help="benchmarks (engine backends)",
+                              description="Benchmarks: `engine` times the loop and stacked client-training "
+                                          "backends on the same clients.")
     sub = p.add_subparsers(dest="bench_command", metavar="BENCH")
     e = sub.add_parser("engine", help="loop vs stacked client-training backends, same clients, one run",
                        description=__doc__.split("\n\n")[1] if __doc__ else None)

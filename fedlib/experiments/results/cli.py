@@ -347,22 +347,74 @@ def print_json(obj) -> None:
     print(json.dumps(json_clean(obj), indent=2, sort_keys=True))
 
 
+#: profile labels as ``results list`` shows them: ``custom`` is the label of a run whose scale a
+#: notebook or the user changed, not a profile one can ask for
+PROFILE_SHOWN = {"custom": "custom scale"}
+#: the columns ``results list`` shows, with their headings
+LIST_COLUMNS = {"hash": "hash", "status": "status", "paradigm": "paradigm", "algorithm": "algorithm",
+                "dataset": "dataset", "model": "model", "profile": "profile", "seed": "seed", "rounds": "rounds",
+                "done_rounds": "done", "final_accuracy": "final_acc", "convergence_accuracy": "conv_acc",
+                "modified": "stored"}
+DEFAULT_LIMIT = 40
+
+
+def filter_runs(table, profile: str | None = None, algorithm: str | None = None,
+                hashes: set[str] | None = None):
+    """The rows of ``store.list()`` of one ``profile`` (``custom`` or ``custom scale`` for a run of a
+    changed scale), one ``algorithm``, and among ``hashes`` (full hashes or prefixes; None: all)."""
+    if profile:
+        want = {k for k, v in PROFILE_SHOWN.items() if v == profile} or {profile}
+        table = table[table["profile"].isin(want)]
+    if algorithm:
+        table = table[table["algorithm"] == algorithm]
+    if hashes is not None:
+        table = table[table["hash"].isin({h[:12] for h in hashes})]
+    return table
+
+
+def report_hashes(fragment: str) -> set[str]:
+    """The hashes of the runs read by the reports whose path contains ``fragment``
+    (``reports/<profile>/**/<report>.runs.json``, written by ``fedlib reproduce``)."""
+    runs = report_runs(_reports_root())
+    chosen = {name: hs for name, hs in runs.items() if fragment in name}
+    check(bool(chosen), f"no report matches {fragment!r}",
+          f"choose a fragment of: {', '.join(sorted(runs)) or '(no report lists its runs yet)'}")
+    return {h for hs in chosen.values() for h in hs}
+
+
+def cmd_list(store, args) -> int:
+    """``fedlib results list [--profile P] [--algorithm A] [--report R] [--limit N] [--json]``."""
+    import pandas as pd
+
+    check(args.limit is None or args.limit >= 0, f"--limit must be 0 (all) or more, got {args.limit}")
+    everything = store.list()
+    hashes = report_hashes(args.report) if args.report else None
+    table = filter_runs(everything, args.profile, args.algorithm, hashes)
+    limit = args.limit if args.limit is not None else (0 if args.json else DEFAULT_LIMIT)
+    shown = table.head(limit) if limit else table
+    if args.json:
+        print_json(shown.to_dict(orient="records"))
+        return 0
+    if table.empty:
+        what = "" if len(table) == len(everything) else f" matching the filters (of {len(everything)})"
+        print(f"(no results{what} in {store.root})")
+        return 0
+    shown = shown.assign(profile=shown["profile"].replace(PROFILE_SHOWN))[list(LIST_COLUMNS)]
+    with pd.option_context("display.width", 200, "display.max_columns", 20):
+        print(shown.rename(columns=LIST_COLUMNS).to_string(index=False))
+    print(f"{len(shown)} of {len(table)} run(s)" + (f" matching the filters ({len(everything)} stored)"
+                                                     if len(table) != len(everything) else "")
+          + ("; --limit 0 shows all, --profile / --algorithm / --report narrow them" if len(shown) < len(table)
+             else "") + f"; stored: when the run entered {store.root}")
+    return 0
+
+
 def cmd_results(args) -> int:
     store = open_store(args)
     if args.action in ("export", "import"):
         return (cmd_export if args.action == "export" else cmd_import)(store, args)
     if args.action == "list":
-        table = store.list()
-        if args.json:
-            print_json(table.to_dict(orient="records"))
-        elif table.empty:
-            print(f"(no results in {store.root})")
-        else:
-            import pandas as pd
-
-            with pd.option_context("display.width", 200, "display.max_columns", 20):
-                print(table.drop(columns=["detail"]).to_string(index=False))
-        return 0
+        return cmd_list(store, args)
     if args.action == "show":
         check(len(args.hashes) == 1, "results show takes exactly one HASH (prefix)")
         print_json(store.show(args.hashes[0]))
@@ -406,7 +458,11 @@ def cmd_results(args) -> int:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("results", help="inspect and prune the result store")
+    p = subparsers.add_parser(
+        "results", help="inspect and prune the result store",
+        description="The result store (default $FEDLIB_RESULTS or ./results): list its runs (filtered by "
+                    "--profile, --algorithm, --report; --limit rows), show one, remove some, move them to the "
+                    "current config-hash scheme, or copy runs between the store and the results ledger.")
     p.add_argument("action", choices=("list", "show", "rm", "rehash", "export", "import"),
                    help="rehash: move stored runs to the current config-hash scheme (after an upgrade); "
                         "export: finished runs into the results ledger (default: the runs the reports "
@@ -421,9 +477,21 @@ def register(subparsers) -> None:
     p.add_argument("--results", metavar="DIR", default=None,
                    help="result store folder (default $FEDLIB_RESULTS or ./results)")
     p.add_argument("--json", action="store_true", help="machine-readable output")
+    p.add_argument("--profile", default=None,
+                   help="with list: runs of this profile (smoke, cpu, paper; 'custom scale': a changed scale)")
+    p.add_argument("--algorithm", default=None, help="with list: runs of this algorithm, e.g. fedqs-avg")
+    p.add_argument("--report", default=None, metavar="NAME",
+                   help="with list: runs read by the reports whose path contains NAME, e.g. cpu/fedqs/table3")
+    p.add_argument("--limit", type=int, default=None, metavar="N",
+                   help=f"with list: show the first N runs (default {DEFAULT_LIMIT}; 0: all; --json: all)")
     p.set_defaults(func=cmd_results)
 
-    p = subparsers.add_parser("verify", help="recompute ledger runs in a scratch store and compare them")
+    p = subparsers.add_parser(
+        "verify", help="recompute ledger runs in a scratch store and compare them",
+        description="Recompute results-ledger runs in a scratch store (your result store is not touched) and "
+                    "print, per run, 'identical' or the first round whose history differs and the largest "
+                    "accuracy difference, with the CPU type each ran on. Exits 1 when a run made on this CPU "
+                    "type differs (one thread gives identical histories on one CPU type).")
     p.add_argument("--sample", type=int, default=None, metavar="N", help="recompute N runs drawn at random")
     p.add_argument("--only", nargs="*", default=None, metavar="NOTEBOOK",
                    help="only runs read by these reports (name fragments, e.g. fedqs/table1)")

@@ -127,9 +127,14 @@ def cmd_compare(args) -> int:
 
 
 def register(subparsers) -> None:
-    p = subparsers.add_parser("split", help="split-FL tools (SMoFi): compare a run to a baseline")
+    p = subparsers.add_parser("split", help="split-FL tools (SMoFi): compare a run to a baseline",
+                              description="Split-FL tools (SMoFi): `compare` runs a method and a baseline preset "
+                                          "and prints their summaries, rounds to a target accuracy and the speed-up.")
     sub = p.add_subparsers(dest="split_command", metavar="ACTION", required=True)
-    c = sub.add_parser("compare", help="summary + rounds-to-target and speed-up vs a baseline preset")
+    c = sub.add_parser("compare", help="summary + rounds-to-target and speed-up vs a baseline preset",
+                       description="Run (or load) a method's preset and a baseline preset under the same "
+                                   "overrides; print both summaries, the rounds each takes to a target accuracy "
+                                   "and the method's speed-up.")
     c.add_argument("--preset", required=True, metavar="NAME", help="the method's preset")
     c.add_argument("--baseline", required=True, metavar="NAME", help="the baseline's preset")
     c.add_argument("--set", dest="overrides", action="append", default=[], metavar="KEY=VALUE",

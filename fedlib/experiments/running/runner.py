@@ -262,21 +262,47 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
     check_device(cfg.device)
     store = as_store(store)
     store.repair(h)  # a damaged entry (symlink, wrong file types) is moved aside, kept
+    resume = resume and not must_recompute(h)
     cached = _cached_result(cfg, store, h, resume, progress)
     if cached is not None:
         return _log_read(cached, store)
     st = _start(resolved, store, resume, trainer, threads)
     store.write_config(cfg, fp, config_hash=h)
     _train_rounds(cfg, store, h, st, progress, diverged)
-    return _log_read(_write_result(cfg, store, h, fp, st, progress), store)
+    result = _write_result(cfg, store, h, fp, st, progress)
+    _mark_recomputed(h)
+    return _log_read(result, store)
 
 
 RUNS_LOG_ENV = "FEDLIB_RUNS_LOG"
+RECOMPUTE_ENV = "FEDLIB_RECOMPUTE_LOG"
+
+
+def must_recompute(h: str) -> bool:
+    """True when ``$FEDLIB_RECOMPUTE_LOG`` names a file that does not list ``h``: ``fedlib reproduce
+    --recompute`` sets it so that every run its notebooks read is trained once in the batch (its stored
+    copy replaced), however many notebooks or calls read it."""
+    log = os.environ.get(RECOMPUTE_ENV)
+    if not log:
+        return False
+    try:
+        return h not in Path(log).read_text().split()
+    except FileNotFoundError:
+        return True
+
+
+def _mark_recomputed(h: str) -> None:
+    """Add ``h`` to ``$FEDLIB_RECOMPUTE_LOG`` (when set): trained in this batch, read from now on."""
+    log = os.environ.get(RECOMPUTE_ENV)
+    if log:
+        with open(log, "a") as f:
+            f.write(h + "\n")
 
 
 def _log_read(result: RunResult, store: ResultStore) -> RunResult:
-    """Append the result's hash to ``$FEDLIB_RUNS_LOG`` when it is set: ``fedlib reproduce`` sets it
-    to learn which runs a notebook read (its ``<report>.runs.json``, issue 28). Only runs of the
+    """Append ``<hash> store|trained`` (read from the store, or trained here) to ``$FEDLIB_RUNS_LOG``
+    when it is set: ``fedlib reproduce`` sets it to learn which runs a notebook read (its
+    ``<report>.runs.json``, issue 28) and which it trained (its summary). Only runs of the
     shared result store (the one the ledger is filled from) are a report's record: a notebook's store
     of its own (the practitioners' tutorial, whose algorithms exist only in the notebook) is not."""
     from fedlib.core.paths import project_root, results_root
@@ -284,7 +310,7 @@ def _log_read(result: RunResult, store: ResultStore) -> RunResult:
     log = os.environ.get(RUNS_LOG_ENV)
     if log and Path(store.root).resolve() == results_root(base=project_root()).resolve():
         with open(log, "a") as f:
-            f.write(result.config_hash + "\n")
+            f.write(f"{result.config_hash} {'store' if result.cached else 'trained'}\n")
     return result
 
 

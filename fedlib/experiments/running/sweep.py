@@ -267,10 +267,12 @@ def sweep(configs, seeds=None, backend: str = "local", workers: int | None = Non
             row["traceback"] = info.get("traceback")
         rows[cfg.config_hash()] = row
 
+    from fedlib.experiments.running.runner import must_recompute
+
     todo = []
     for cfg in cells:
         res = store.get(cfg)
-        if res is not None:
+        if res is not None and not must_recompute(res.config_hash):
             record(cfg, ("cached", res.config_hash, res.summary, None))
         else:
             todo.append(cfg)
