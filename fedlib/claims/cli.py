@@ -50,7 +50,12 @@ def stale(root: Path | None = None) -> list[Path]:
 
 def register(subparsers) -> None:
     p = subparsers.add_parser("scoreboard", help="every claim of both papers judged from the executed reports: "
-                                                 "reports/SCOREBOARD.md/.csv and the README's results section")
+                                                 "reports/SCOREBOARD.md/.csv and the README's results section",
+                              description="Judge every claim of both papers from the executed reports' evidence "
+                                          "(reports/<profile>/**/*.evidence.json); write reports/SCOREBOARD.md and "
+                                          ".csv and the README's results section, and print how many claims hold per "
+                                          "paper and where the page is. --check writes nothing and exits 1 when a "
+                                          "file is out of date.")
     p.add_argument("--check", action="store_true", help="write nothing; exit 1 when a file is out of date")
     p.set_defaults(func=_cli)
 
@@ -64,4 +69,16 @@ def _cli(args) -> int:
     changed = write()
     print(f"fedlib scoreboard: {len(changed)} file(s) updated" + (": " + ", ".join(p.name for p in changed)
                                                                    if changed else ""))
+    for line in headline_counts():
+        print(line)
+    print("the page: reports/SCOREBOARD.md (a one-screen summary per paper first, then every row)")
     return 0
+
+
+def headline_counts(root: Path | None = None) -> list[str]:
+    """One line per paper: its claims counted by verdict (each claim once, by its headline row)."""
+    from fedlib.claims.evaluate import evaluate
+    from fedlib.claims.summary import paper_summary
+
+    rows = evaluate(root)
+    return [paper_summary(p, rows)[0].removeprefix("### ") for p in ("FedQS", "SMoFi")]

@@ -21,7 +21,6 @@ in opposite directions).
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -58,8 +57,10 @@ def load(root: Path | None = None) -> list[dict]:
     """The entries of ``cross_cpu.json`` under ``root`` (the checkout), each checked for its fields."""
     from fedlib.core.paths import checkout
 
+    from fedlib.experiments.results.drift_record import load_drift_record
+
     path = Path(root or checkout()) / DRIFT_FILE
-    entries = json.loads(path.read_text())
+    entries = load_drift_record(path, missing_ok=False)  # damaged or merge-conflicted: one line naming the file
     for e in entries:
         missing = [f for f in FIELDS if f not in e]
         if missing:

@@ -160,7 +160,14 @@ def from_json(text: str) -> list[Evidence]:
 
 @lru_cache(maxsize=None)
 def _load(path: str, mtime: float) -> tuple:
-    return tuple(from_json(Path(path).read_text(encoding="utf-8")))
+    from fedlib.core.errors import FedlibError
+
+    try:
+        return tuple(from_json(Path(path).read_text(encoding="utf-8")))
+    except (OSError, UnicodeDecodeError, ValueError, TypeError, KeyError, AttributeError) as err:
+        raise FedlibError(f"evidence record {path} is damaged ({type(err).__name__}: {str(err)[:80]})",
+                          "re-execute its report (fedlib reproduce --only NAME --force) or git checkout the file") \
+            from None
 
 
 def path_of(root: Path, report: str) -> Path:

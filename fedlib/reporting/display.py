@@ -24,8 +24,8 @@ _WHOLE = {"display.max_rows": None, "display.max_columns": None, "display.max_co
 def as_frame(data) -> pd.DataFrame:
     """``data`` as a DataFrame: a DataFrame as it is, a Series as one column, a dict as ``key`` /
     ``value`` rows (a list or a dict value printed as text, not spread over rows)."""
-    if isinstance(data, pd.DataFrame):
-        return data
+    if isinstance(data, pd.DataFrame):  # a comparison's structured evidence column is for the library, not shown
+        return pd.DataFrame(data.drop(columns=[c for c in ("evidence",) if c in data.columns]))
     if isinstance(data, pd.Series):
         return data.to_frame()
     if isinstance(data, dict):

@@ -20,6 +20,7 @@ _NAMES = ("tasks", "methods", "reduced_methods", "datasets", "pairs", "partial_p
           "frameworks", "ablations", "rules", "architectures", "optimizers", "systems", "uploads",
           "variants", "scenarios", "partial_methods", "readings", "reading_methods", "full_tasks",
           "holdout_tasks", "iid_frameworks")
+_PER_READING = ("reading_methods",)  # a list of names, or one list per reading
 _FLAGS = ("first_moment_only", "snapshot_pair")  # True / False, nothing else [issue 59]
 _FRACTIONS = ("client_fraction",)  # a share in (0, 1]
 _WORDS = ("model", "model_name", "preset", "safl_preset", "split_preset")
@@ -51,6 +52,11 @@ def param_problem(name: str, value) -> str | None:
         return "an integer >= 0"
     if name in _COUNTS and not (is_int(value) and value >= 1):
         return "an integer >= 1"
+    if name in _PER_READING and isinstance(value, dict):  # {reading: [names]} (Table 2's reading_methods)
+        if value and all(isinstance(k, str) and isinstance(v, list) and v and all(isinstance(x, str) for x in v)
+                         for k, v in value.items()):
+            return None
+        return "a list of names, or {reading: [names]}, e.g. {code-momentum: [fedqs-sgd]}"
     if name in _NAMES and not (items and all(isinstance(v, str) for v in items)):
         return "a list of names, e.g. [a, b]"
     if name in _NUMBERS and not is_num(value):

@@ -65,6 +65,7 @@ workers = None     # >1: run the missing cells in a local process pool first (fe
 
 # %%
 # NBVAL_CHECK_OUTPUT
+from fedlib.reporting.display import show_table
 from fedlib.reporting import apply_knobs, resolve_profile, show_settings
 
 profile = resolve_profile(profile)
@@ -206,4 +207,4 @@ if len(diffs):
 display(display_table)
 df = comparison(out, profile)
 save_comparison(df, "figure4_loss_curves", profile, GROUP)
-df
+show_table(df, "Paper vs measured")

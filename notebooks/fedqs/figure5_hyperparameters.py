@@ -62,6 +62,7 @@ workers = None     # >1: run the missing cells in a local process pool first (fe
 
 # %%
 # NBVAL_CHECK_OUTPUT
+from fedlib.reporting.display import show_table
 from fedlib.reporting import apply_knobs, resolve_profile, show_settings
 
 profile = resolve_profile(profile)
@@ -249,4 +250,4 @@ if "eta0" in S["grids"]:
                     "note": "paper: positive at every η0; " + interval_note(r)})
 df = comparison(out, profile)
 save_comparison(df, "figure5_hyperparameters", profile, GROUP)
-df
+show_table(df, "Paper vs measured")

@@ -118,6 +118,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 import seaborn as sns
 
+from fedlib.reporting.display import show_table
 from fedlib.reporting import (cadence_words, comparison, full_table, not_run_table, run_all, runs_caption,
                               save_comparison, save_figure, save_not_run, show_forest, show_gap_curves)
 from fedlib.claims import FEDQS_PAPER as P  # the paper's numbers
@@ -299,7 +300,7 @@ for (setting, method), r in table.iterrows():  # the measured cells themselves
                 "note": f"sd over seeds {r[('final', 'std')]:.2f}; best {r[('best', 'mean')]:.2f}"})
 df = comparison(out, profile)
 save_comparison(df, "table1_aggregation_gap", profile, GROUP)
-df
+show_table(df, "Paper vs measured")
 
 # %% [markdown]
 # Rows of the paper's Table 1 this profile does not run, with the reason (the `long` profile runs the

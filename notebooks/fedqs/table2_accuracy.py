@@ -174,6 +174,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from fedlib.reporting.display import show_table
 from fedlib.reporting import (runs_caption, cadence_words, censor, check_names, comparison, dataset_missing, full_table,
                               paired_difference, run_all, save_comparison, show_forest, show_gap_curves)
 from fedlib.reporting.costs import COST_COLUMNS, cost_note, cost_table
@@ -569,7 +570,7 @@ for (col, agg, method), r in per_task.iterrows():  # the measured table itself (
                           f"over {len(mine)} runs, largest drop {mine['largest_drop'].max():.1f} points"})
 df = comparison(out, profile)
 save_comparison(df, "table2_accuracy", profile, GROUP)
-df
+show_table(df, "Paper vs measured")
 
 # %% [markdown]
 # ## What these runs cost

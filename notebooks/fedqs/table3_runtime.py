@@ -24,6 +24,7 @@
 # Spec: [`docs/spec/fedqs.md`](../../docs/spec/fedqs.md) — every "spec §" in this notebook refers to it.
 
 # %%
+from fedlib.reporting.display import show_table
 from fedlib.reporting import show_paper_claims
 
 show_paper_claims("fedqs-t3-sync", "fedqs-t3-baselines")
@@ -214,4 +215,4 @@ for (task, agg, method), r in table.iterrows():  # the measured table itself
                 + task_scale(task, reduced, profile)})
 df = comparison(out, profile)
 save_comparison(df, "table3_runtime", profile, GROUP)
-df
+show_table(df, "Paper vs measured")

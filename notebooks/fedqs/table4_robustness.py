@@ -87,6 +87,7 @@ workers = None     # >1: run the missing cells in a local process pool first (fe
 
 # %%
 # NBVAL_CHECK_OUTPUT
+from fedlib.reporting.display import show_table
 from fedlib.reporting import apply_knobs, resolve_profile, show_settings
 
 profile = resolve_profile(profile)
@@ -310,4 +311,4 @@ for system in S["systems"]:
                                 + f"; oscillations {here.loc[m, 'oscillations']:.1f}"})
 df = comparison(out, profile)
 save_comparison(df, "table4_robustness", profile, GROUP)
-df
+show_table(df, "Paper vs measured")

@@ -124,6 +124,7 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.experiments.metrics import oscillations
+from fedlib.reporting.display import show_table
 from fedlib.reporting import (runs_caption, cadence_words, censor, check_names, comparison, full_table, not_run_table, run_all,
                               save_comparison, save_figure, save_not_run, show_forest, show_gap_curves)
 from fedlib.reporting.costs import cost_note, cost_table
@@ -324,7 +325,7 @@ for _, r in diffs.iterrows() if len(diffs) else []:
                 "measured": r["mean"], "evidence": paired_evidence(r), "note": interval_note(r)})
 df = comparison(out, profile)
 save_comparison(df, "table5_ablation", profile, GROUP)
-df
+show_table(df, "Paper vs measured")
 
 # %% [markdown]
 # The paper's ablation rows this execution does not run, with the reason (the `long` profile runs the

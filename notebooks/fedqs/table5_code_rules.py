@@ -88,6 +88,7 @@ show_settings({**settings, "SAFL regime": task_regime(SINGLE_TASKS[S["task"]], S
 import pandas as pd
 import seaborn as sns
 
+from fedlib.reporting.display import show_table
 from fedlib.reporting import (runs_caption, cadence_words, check_names, comparison, full_table, not_run_table, run_all,
                               save_comparison, save_not_run, show_forest)
 from fedlib.reporting.costs import cost_note, cost_table
@@ -185,7 +186,7 @@ for _, r in diffs.iterrows() if len(diffs) else []:
                 "note": f"{interval_note(r)}; {tag}"})
 df = comparison(out, profile)
 save_comparison(df, "table5_code_rules", profile, GROUP)
-df
+show_table(df, "Paper vs measured")
 
 # %% [markdown]
 # The steps this execution does not run, with what they would cost (the mean host minutes of this

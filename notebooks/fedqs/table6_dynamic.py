@@ -64,6 +64,7 @@ workers = None     # >1: run the missing cells in a local process pool first (fe
 
 # %%
 # NBVAL_CHECK_OUTPUT
+from fedlib.reporting.display import show_table
 from fedlib.reporting import apply_knobs, resolve_profile, show_settings
 
 profile = resolve_profile(profile)
@@ -195,4 +196,4 @@ for _, r in cost[cost["method"].isin([q for q, _ in PAIRS])].iterrows():
                 "note": "paper: small (stable); " + interval_note(r)})
 df = comparison(out, profile)
 save_comparison(df, "table6_dynamic", profile, GROUP)
-df
+show_table(df, "Paper vs measured")

@@ -123,6 +123,7 @@ import seaborn as sns
 
 from fedlib.claims.evidence import interval_note
 from fedlib.reporting.stats import paired_evidence
+from fedlib.reporting.display import show_table
 from fedlib.reporting import (SMOFI_SCALE_KNOBS, comparison, curve_metrics, interval_text, not_run_table,
                               paired_difference, resolve_profile, run_or_load, save_comparison, save_figure,
                               save_not_run, settings_row, show_settings, signed_verdict, smofi_configs, smofi_settings)
@@ -465,7 +466,7 @@ df = comparison(out, profile)
 save_comparison(df, "ablations", profile, "smofi")
 not_run = not_run_table(NOT_RUN, profile)
 save_not_run(not_run, "ablations", profile, "smofi")
-df
+show_table(df, "Paper vs measured")
 
 # %% [markdown]
 # The paper's ablation rows this notebook did not run at this profile, and why (`ablations.not_run.csv`).

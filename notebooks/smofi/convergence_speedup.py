@@ -102,6 +102,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from fedlib.reporting.display import show_table
 from fedlib.reporting import (PAPER_CIFAR10_SPEEDUP, PAPER_TINYIMAGENET_ROUNDS, SMOFI_DATASETS, SMOFI_METHODS,
                               censored_extreme, censored_speedup, comparison, curve_metrics, dataset_missing,
                               interval_text, not_run_table, paired_difference, paper_expected_sign, resolve_profile,
@@ -384,7 +385,7 @@ df = comparison(out, profile)
 save_comparison(df, "convergence_speedup", profile, "smofi")
 not_run = not_run_table(NOT_RUN, profile)
 save_not_run(not_run, "convergence_speedup", profile, "smofi")
-df
+show_table(df, "Paper vs measured")
 
 # %% [markdown]
 # The paper's rows this notebook did not run at this profile, and why (`convergence_speedup.not_run.csv`).

@@ -108,6 +108,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
+from fedlib.reporting.display import show_table
 from fedlib.reporting import (PAPER_FRAMEWORKS, PAPER_TINYIMAGENET_ROUNDS, censored_rounds, comparison, curve_metrics,
                               dataset_missing, interval_text, not_run_table, paired_difference, paper_expected_sign,
                               resolve_profile, run_or_load, save_comparison, save_figure, save_not_run, settings_row,
@@ -360,7 +361,7 @@ df = comparison(out, profile)
 save_comparison(df, "frameworks", profile, "smofi")
 not_run = not_run_table(NOT_RUN, profile)
 save_not_run(not_run, "frameworks", profile, "smofi")
-df
+show_table(df, "Paper vs measured")
 
 # %% [markdown]
 # The paper's rows this notebook did not run at this profile, and why (`frameworks.not_run.csv`).

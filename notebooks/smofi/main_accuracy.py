@@ -122,13 +122,14 @@ import pandas as pd
 import seaborn as sns
 
 from fedlib.experiments.metrics import rounds_to_target
+from fedlib.reporting.display import show_table
 from fedlib.reporting import (PAPER_ACCURACY, SMOFI_DATASETS, SMOFI_METHODS, comparison, curve_metrics, dataset_missing,
                               interval_text, not_run_table, paired_difference, paper_expected_sign, resolve_profile,
                               run_or_load, save_comparison, save_figure, save_not_run, settings_row, show_paired,
                               show_settings, signed_verdict, smofi_configs, smofi_scale_note, smofi_setting_title,
                               smofi_settings, runs_caption)
 from fedlib.reporting.smofi import diverged_note, on_paper_split, planned_not_run, run_cost, smofi_partition
-from fedlib.reporting.smofi_figures import show_smofi_paired
+from fedlib.reporting.smofi_figures import accuracy_curves_plot, show_smofi_paired
 from fedlib.split.bases import FedNAROptions
 
 profile = resolve_profile(profile)
@@ -217,16 +218,8 @@ runs.round(2)
 if len(curves):
     for d in [d for d in S["datasets"] if d in set(curves["dataset"])]:
         parts = [p for p in S["participations"] if p in set(curves["participation"])]
-        fig, axes = plt.subplots(1, len(parts), figsize=(6.5 * len(parts), 4), squeeze=False)
-        for ax, part in zip(axes[0], parts):
-            sel = curves[(curves["dataset"] == d) & (curves["participation"] == part)]
-            order = [m for m in METHODS if m in set(sel["method"])]
-            sns.lineplot(data=sel, x="round", y="accuracy", hue="method", hue_order=order,
-                         errorbar=("ci", 95), seed=0, ax=ax)
-            P = PARTICIPATION[part]
-            ax.set_title(f"{d}, {smofi_setting_title(profile, part)} — {profile} profile", fontsize=9)
-            ax.set_ylabel("test accuracy (%)")
-        fig.tight_layout()
+        fig = accuracy_curves_plot(curves[curves["dataset"] == d], parts, list(METHODS),
+                                   {p: f"{d}, {smofi_setting_title(profile, p)} — {profile} profile" for p in parts})
         save_figure(fig, f"main_accuracy_curves_{d}", profile, "smofi",
                     caption=runs_caption([c for c, (dd, *_) in zip(cfgs, plan) if dd == d], profile))
         plt.show()
@@ -350,7 +343,7 @@ df = comparison(out, profile)
 save_comparison(df, "main_accuracy", profile, "smofi")
 not_run = not_run_table(NOT_RUN, profile)
 save_not_run(not_run, "main_accuracy", profile, "smofi")
-df
+show_table(df, "Paper vs measured")
 
 # %% [markdown]
 # The paper's rows this notebook did not run at this profile, and why (`main_accuracy.not_run.csv`).
