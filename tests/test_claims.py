@@ -100,7 +100,7 @@ def test_every_claim_record_is_valid():
 
     for c in claims:
         for cell in c.cells:
-            if (ROOT / "reports" / f"{cell.report}.comparison.csv").is_file():
+            if (ROOT / "reports" / f"{cell.report}.evidence.json").is_file():
                 continue
             # a report not executed yet: its notebook must exist and define the profile the cell names
             profile, _, rel = cell.report.partition("/")
@@ -115,13 +115,15 @@ def _fake(tmp_path: Path) -> Path:
          "largest_round_diff": 1.0, "final_diff": 0.1, "date": "2026-12-06"}]))
     rep = tmp_path / "reports" / "cpu" / "fedqs"
     rep.mkdir(parents=True)
-    note = "95% interval [{}, {}] over 3 seeds, per seed [{}]"
-    rows = [("A − B", "paired difference, convergence accuracy", 3.0, note.format(2.5, 3.5, "2.9, 3.0, 3.1")),
-            ("A − B", "paired difference, best accuracy", 0.5, note.format(-1.0, 2.0, "0, 0.5, 1")),
-            ("A − B [code-main]", "paired difference, convergence accuracy", -3.0, note.format(-3.5, -2.5, "-3, -3, -3")),
-            ("C − B", "paired difference, convergence accuracy", 1.5, note.format(1.2, 1.8, "1.5, 1.4, 1.6"))]
-    lines = ["table,setting,metric,paper,measured,profile,note"] + [f'T,"{s}","{m}",,{v},cpu,"{n}"' for s, m, v, n in rows]
-    (rep / "t.comparison.csv").write_text("\n".join(lines) + "\n")
+    from fedlib.claims.evidence import record, to_json
+
+    rows = [("A − B", "paired difference, convergence accuracy", (3.0, 2.5, 3.5, [2.9, 3.0, 3.1])),
+            ("A − B", "paired difference, best accuracy", (0.5, -1.0, 2.0, [0, 0.5, 1])),
+            ("A · code-main − B", "paired difference, convergence accuracy", (-3.0, -3.5, -2.5, [-3, -3, -3])),
+            ("C − B", "paired difference, convergence accuracy", (1.5, 1.2, 1.8, [1.5, 1.4, 1.6]))]
+    recs = [record({"table": "T", "setting": s, "metric": m, "measured": v[0],
+                    "evidence": {"mean": v[0], "lo": v[1], "hi": v[2], "n": 3, "diffs": v[3]}}) for s, m, v in rows]
+    (rep / "t.evidence.json").write_text(to_json(recs))
     return tmp_path
 
 
@@ -164,7 +166,7 @@ def test_a_reading_not_run_at_a_profile_gets_a_priced_not_run_row(tmp_path):
     assert [r.reading for r in rows if r.claim.id == "x"] == ["paper", "code-main", "code-momentum"]
     missing = by[("x", "code-momentum")]
     assert missing.word == "not run" and missing.profile == "cpu"
-    assert "code-momentum reading: the report runs code-main only; 6 FedQS runs" in missing.reason
+    assert "code-momentum reading: the report runs code-main only; 6 runs" in missing.reason
     assert [r.reading for r in rows if r.claim.id == "w"] == ["paper"]       # judged once: no gap rows
 
 

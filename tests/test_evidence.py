@@ -41,7 +41,8 @@ def test_records_survive_json_including_nan_and_a_plain_value():
     back = from_json(to_json([plain, none, paired_row]))
     assert back[0].value == 97.6 and back[0].interval().n == 0
     assert math.isnan(back[1].value) and back[1].interval() is None
-    assert back[2] == paired_row and back[2].reading == "fresh"
+    assert (back[2].mean, back[2].lo, back[2].hi, back[2].n, back[2].diffs, back[2].reading) == \
+        (paired_row.mean, paired_row.lo, paired_row.hi, paired_row.n, paired_row.diffs, "fresh")
     json.loads(to_json([plain]))  # valid JSON, no NaN literal
 
 

@@ -18,7 +18,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "fedlib"
 LAYER = {"core": 0, "fedlib": 0.5, "data": 1, "models": 1, "train": 2, "safl": 3, "split": 3,
-         "experiments": 4, "claims": 4.5, "reporting": 5, "reproduce": 6, "cli": 6, "__main__": 7}
+         "experiments": 4, "claims": 4.5, "reporting": 5, "reproduce": 6, "reproduce_summary": 5.5, "cli": 6, "__main__": 7}
 
 
 def _module_name(path: Path) -> str:

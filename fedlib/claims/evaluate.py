@@ -182,7 +182,7 @@ def gap_reason(root: Path, claim, profile: str, reading: str) -> str:
     minutes = [power.report_run_minutes(r, root) for r, _ in gap.runs]
     cost = ""
     if n:
-        cost = f"; {n} FedQS runs"
+        cost = f"; {n} runs"
         if all(m is not None for m in minutes):
             total = sum(k * m for (_, k), m in zip(gap.runs, minutes))
             cost += (f" ≈ {total:.0f} core-min" if total < 60 else f" ≈ {total / 60:.1f} core-h") + \

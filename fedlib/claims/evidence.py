@@ -63,7 +63,7 @@ def paired(diff: dict, unit: str = "seeds") -> dict:
 
 def interval_note(ev: dict | Evidence) -> str:
     """``95% interval [lo, hi] over n seeds, per seed [d1, ...]`` — the one text of a paired row's numbers."""
-    from fedlib.reporting.stats import interval_text
+    from fedlib.claims.numbers import interval_text
 
     e = ev if isinstance(ev, dict) else asdict(ev)
     per = "per seed" if e.get("unit", "seeds") == "seeds" else "per pair"

@@ -27,7 +27,7 @@ import pandas as pd
 
 from fedlib.core.errors import FedlibError, check_choice
 
-PROFILES = ("smoke", "cpu", "paper", "long")
+from fedlib.core.profiles import REPORT_PROFILES as PROFILES  # noqa: E402  (one home for every layer)
 # profiles only some notebooks define (a ``SETTINGS`` entry of that name): ``fedlib reproduce`` runs and
 # lists only those notebooks at such a profile
 PARTIAL_PROFILES = ("long",)

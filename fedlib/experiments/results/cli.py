@@ -239,7 +239,7 @@ def _check_choices(args) -> None:
     check(args.profile is None or args.only, f"--profile {args.profile} only chooses reports with --only",
           f"add --only NOTEBOOK, e.g. --only fedqs/table1 --profile {args.profile}")
     if args.profile is not None:
-        from fedlib.reporting.profiles import PROFILES
+        from fedlib.core.profiles import REPORT_PROFILES as PROFILES
 
         check(args.profile in PROFILES, f"unknown profile {args.profile!r} for --profile",
               f"choose one of {', '.join(PROFILES)}")
