@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import secrets
 import shutil
 import socket
@@ -147,6 +148,35 @@ def wait_for(page, predicate, timeout_s: float, what: str):
     raise TimeoutError(f"{what} after {timeout_s:.0f} s")
 
 
+#: what a notebook prints when it cannot do its job although no cell raised (issue 60)
+_MISSING_DATA = ("not found under", "needs download", "dataset not on this machine")
+_RUNS_LINE = re.compile(r"\[fedlib\] (\d+) run\(s\): (\d+) read from the result store, (\d+) trained")
+
+
+def content_problems(texts: list[str], widget_outputs: int) -> list[str]:
+    """Silent failures in a notebook's output texts: a dataset missing, runs asked for and none read or
+    trained, runs trained with no progress widget rendered."""
+    joined = "\n".join(texts)
+    found = [f"an output says a dataset is missing ({w!r})" for w in _MISSING_DATA if w in joined]
+    counts = [tuple(int(x) for x in m.groups()) for m in _RUNS_LINE.finditer(joined)]
+    if counts and sum(n for n, _, _ in counts) == 0:
+        found.append("it read and trained 0 runs")
+    if any(trained for *_, trained in counts) and not widget_outputs:
+        found.append("runs trained but no progress widget was rendered")
+    return found
+
+
+def output_texts(state: dict) -> list[str]:
+    """Every text an output of the notebook holds (streams, plain-text and HTML results)."""
+    out = []
+    for cell in state["cells"]:
+        for o in cell["outputs"]:
+            out.append(str(o.get("text", "")))
+            data = o.get("data", {})
+            out += [str(data.get(k, "")) for k in ("text/plain", "text/html", "text/markdown")]
+    return out
+
+
 def problems_in(state: dict, venv: str) -> list[str]:
     """Error outputs, TqdmWarnings and the venv path in a notebook's outputs."""
     found = []
@@ -205,6 +235,7 @@ def check_book(page, base: str, token: str, book: str, shots: Path, timeout_s: f
         res["problems"].append("progress widgets in the outputs but none rendered (lab extension?)")
     if not res["widget_outputs"] and res["stderr_outputs"]:
         res["problems"].append("progress is not a widget (text on stderr)")
+    res["problems"] += content_problems(output_texts(state), res["progress_elements"])
     res["seconds"] = round(time.monotonic() - t0, 1)
     shot = shots / (book.replace("/", "_").removesuffix(".ipynb") + ".png")
     page.evaluate(SCROLL_TO_END_JS)  # the last cell: the comparison table
