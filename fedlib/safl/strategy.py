@@ -144,13 +144,16 @@ class SimContext:
 class Strategy:
     """Base class of every SAFL algorithm.
 
-    Subclasses set ``name``, ``aggregation`` ("model" = the new global is built from client
-    models, "gradient" = from client deltas) and ``Options`` (a dataclass; the registry
-    validates user options against it), and implement :meth:`aggregate`.
+    Subclasses set ``name`` and ``Options`` (a dataclass; the registry validates user options
+    against it), and implement :meth:`aggregate`; optional: ``description`` and ``aggregation``
+    ("model" = the new global is built from client models, "gradient" = from client deltas; a
+    label of the catalogue line). Register one with :func:`fedlib.register`.
     """
 
     name: str = "strategy"
-    aggregation: str = "model"  # "model" | "gradient"
+    # "model" | "gradient": a label of the catalogue line only (None: no label; issue 61)
+    aggregation: str | None = None
+    description: str = ""  # one line for `fedlib presets` / docs (default: the docstring's first paragraph)
     Options: type = NoOptions
     history: int = 2  # global versions ctx.global_history() must be able to return
     # True (the safe default): the strategy may depend on trainings that no aggregation reads —

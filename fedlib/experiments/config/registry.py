@@ -26,13 +26,14 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from fedlib.core.dataclass_io import build_options
 from fedlib.core.errors import FedlibError
 
-__all__ = ["AlgorithmEntry", "register_algorithm", "get_algorithm", "algorithms", "paradigms"]
+__all__ = ["AlgorithmEntry", "register_algorithm", "get_algorithm", "algorithms", "paradigms",
+           "worker_payload", "restore"]
 
 # paradigm -> module whose CATALOG lists that paradigm's algorithms
 _CATALOGS = {
@@ -52,6 +53,19 @@ class AlgorithmEntry:
     trainer: Callable
     options: type | None = None
     description: str = ""
+    # issue 61: the fingerprint of a user registration's code (joins the run's hash; None for the
+    # built-in algorithms, whose hashes stay as they were) and what rebuilds it in a worker process
+    code: str | None = None
+    origin: tuple | None = field(default=None, compare=False, repr=False)
+
+    def code_record(self) -> dict | None:
+        """What a stored run records of the code that made it (None for a built-in algorithm)."""
+        if self.code is None:
+            return None
+        obj = self.origin[1] if self.origin else self.trainer
+        obj = getattr(obj, "__fedlib_class__", obj)
+        return {"fingerprint": self.code,
+                "made_by": f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"}
 
     def option_defaults(self) -> dict:
         """The options dataclass' defaults as a dict ({} when the algorithm has no options)."""
@@ -80,17 +94,28 @@ class AlgorithmEntry:
 
 
 def register_algorithm(paradigm: str, name: str, trainer: Callable, options: type | None = None,
-                       description: str = "") -> AlgorithmEntry:
+                       description: str = "", *, code: str | None = "auto",
+                       origin: tuple | None = None) -> AlgorithmEntry:
     """Register ``trainer`` (``trainer(cfg, options) -> Trainer``) as ``paradigm/name``.
 
     ``options`` is a dataclass whose fields are the algorithm's options (``cfg.options``).
-    Re-registering the same name replaces the entry (handy in notebooks).
+    Re-registering the same name replaces the entry (handy in notebooks). ``code``: the fingerprint
+    of the registration's code, which joins its runs' hashes (default: computed from ``trainer``, the
+    strategy or add-on class a factory wraps, and ``options``; the built-in catalogs pass None).
+    ``origin``: what rebuilds the registration in a worker process (default: these arguments).
+    Prefer :func:`fedlib.register` for a Strategy or ServerAddon class.
     """
+    from fedlib.experiments.config.plugin_code import fingerprint, user_code
+
     if options is not None and not (isinstance(options, type) and dataclasses.is_dataclass(options)):
         raise TypeError(f"options for {paradigm}/{name} must be a dataclass type, got {options!r}")
     if not callable(trainer):
         raise TypeError(f"trainer for {paradigm}/{name} must be callable, got {trainer!r}")
-    entry = AlgorithmEntry(paradigm, name, trainer, options, description)
+    if code == "auto":
+        code = fingerprint(getattr(trainer, "__fedlib_class__", trainer),
+                           options if options is not None and user_code(options) else None)
+    entry = AlgorithmEntry(paradigm, name, trainer, options, description, code,
+                           origin or ("trainer", trainer, options, description))
     _REGISTRY[(paradigm, name)] = entry
     return entry
 
@@ -100,7 +125,7 @@ def _load(paradigm: str) -> None:
     if paradigm in _LOADED or paradigm not in _CATALOGS:
         return
     for spec in importlib.import_module(_CATALOGS[paradigm]).CATALOG:
-        register_algorithm(paradigm, spec.name, spec.trainer, spec.options, spec.description)
+        register_algorithm(paradigm, spec.name, spec.trainer, spec.options, spec.description, code=None)
     _LOADED.add(paradigm)
 
 
@@ -139,3 +164,61 @@ def get_algorithm(paradigm: str, name: str) -> AlgorithmEntry:
     raise FedlibError(f"unknown {paradigm} algorithm {name!r}",
                       (f"did you mean {close[0]}? " if close else "")
                       + f"use one of: {', '.join(names)}")
+
+
+# ------------------------------------------------------------------ registrations in worker processes
+def worker_payload(keys) -> list:
+    """The user registrations among ``keys`` ((paradigm, name) pairs) as picklable recipes a fresh
+    process rebuilds with :func:`restore` (a sweep's pool initializer); built-in names need none.
+    One FedlibError naming the algorithm when one cannot travel."""
+    from fedlib.experiments.config.plugin_code import recipe
+
+    out = []
+    for paradigm, name in sorted(set(keys)):
+        entry = _REGISTRY.get((paradigm, name))
+        if entry is None or entry.code is None:
+            continue
+        try:
+            if entry.origin[0] == "plugin":
+                _, cls, base = entry.origin
+                item = ("plugin", recipe(cls), base)
+            else:
+                _, trainer, options, description = entry.origin
+                made = getattr(trainer, "__fedlib_factory__", None)
+                if made is not None:
+                    factory, cls, kwargs = made
+                    trainer_rec = ("factory", recipe(factory), recipe(cls), kwargs)
+                else:
+                    if getattr(trainer, "__closure__", None):
+                        from fedlib.experiments.config.plugin_code import _importable
+
+                        if not _importable(trainer):
+                            raise FedlibError(f"its trainer {trainer.__qualname__} is a closure",
+                                              "define it at the top level of a module or cell")
+                    trainer_rec = ("plain", recipe(trainer))
+                item = ("trainer", paradigm, name, trainer_rec,
+                        None if options is None else recipe(options), description)
+        except FedlibError as err:
+            raise FedlibError(f"algorithm {paradigm}/{name}, registered in this process, cannot be sent to "
+                              f"worker processes: {err.problem}",
+                              "define it in an importable module (a .py file), or run with workers=1") from None
+        out.append((item, entry.code))
+    return out
+
+
+def restore(payload) -> None:
+    """Register in this process what :func:`worker_payload` described (with the same code fingerprints)."""
+    from fedlib.experiments.config.plugin_code import rebuild
+
+    for item, code in payload or ():
+        if item[0] == "plugin":
+            from fedlib.plugins import register
+
+            register(rebuild(item[1]), base=item[2], _code=code)
+            continue
+        _, paradigm, name, trainer_rec, options_rec, description = item
+        trainer = rebuild(trainer_rec[1])
+        if trainer_rec[0] == "factory":
+            trainer = trainer(rebuild(trainer_rec[2]), **trainer_rec[3])
+        register_algorithm(paradigm, name, trainer, None if options_rec is None else rebuild(options_rec),
+                           description, code=code)

@@ -19,7 +19,8 @@ The ``local`` section is :class:`fedlib.train.LocalConfig` (owned by the trainin
 completed with their defaults) except the other paradigm's section (``safl`` / ``split``) and the
 labels that change no number (``profile``, ``checkpoint_every``), plus the fedlib version and the
 fingerprint of the dataset's files under the data root (:mod:`fedlib.data.fingerprint`): the key of
-the result store. ``fedlib results rehash`` re-keys a store written under an earlier scheme.
+the result store. An algorithm a user registered adds the fingerprint of its code (issue 61:
+editing it recomputes); a built-in one adds nothing. ``fedlib results rehash`` re-keys a store written under an earlier scheme.
 """
 
 from __future__ import annotations
@@ -282,7 +283,20 @@ class RunConfig:
             d.pop(section)
         for label in LABEL_FIELDS:
             d.pop(label)
+        code = self.code_record()
+        if code is not None:  # issue 61: a user-registered algorithm's runs are keyed by its code too
+            d["code"] = code["fingerprint"]
         return omit_hash_defaults(d)
+
+    def code_record(self) -> dict | None:
+        """The fingerprint and class of the code this config's algorithm runs, for an algorithm a
+        user registered (:mod:`fedlib.experiments.config.plugin_code`); None for a built-in one."""
+        from fedlib.experiments.config.registry import get_algorithm
+
+        try:
+            return get_algorithm(self.paradigm, self.algorithm).code_record()
+        except FedlibError:
+            return None
 
     def resolve(self, data_fingerprint="current") -> "ResolvedRun":
         """This config resolved once, at a run's boundary: validated, its options built into their
