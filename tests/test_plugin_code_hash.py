@@ -113,3 +113,50 @@ def test_builtin_algorithms_carry_no_code_in_their_key():
     cfg = tiny_safl("fedavg")
     assert get_algorithm("safl", "fedavg").code is None and cfg.code_record() is None
     assert "code" not in cfg.hashed_dict()
+
+
+# ------------------------------------------------------------------------------ registrations reach workers
+from fedlib.core.errors import FedlibError  # noqa: E402
+from fedlib.experiments import register_algorithm, sweep  # noqa: E402
+from fedlib.plugins import Strategy, weighted_model_average  # noqa: E402
+from fedlib.safl.algorithms import strategy_factory  # noqa: E402
+
+
+class SizeWeighted(Strategy):
+    """A strategy of an importable module: workers import it by module and name."""
+
+    name = "test-size-weighted"
+
+    def aggregate(self, global_state, updates, ctx):
+        import torch
+
+        w = torch.tensor([float(u.num_samples) for u in updates], dtype=torch.float64)
+        return weighted_model_average([u.state for u in updates], w / w.sum())
+
+
+def test_a_two_worker_sweep_runs_notebook_and_module_registrations(tmp_path):
+    store = ResultStore(tmp_path / "store")
+    cell = notebook_cell(STRATEGY.replace("WEIGHT", "2.0 ** -u.staleness").replace("test-edit-me", "test-cell"),
+                         "EditMe")
+    fedlib.register(cell)  # defined in a notebook cell: travels as its source
+    fedlib.register(SizeWeighted)  # defined in this module: travels by name
+    register_algorithm("safl", "test-old-call", strategy_factory(cell), options=cell.Options)  # the old call
+    cfgs = [tiny_safl(a) for a in ("test-cell", "test-size-weighted", "test-old-call")]
+    table = sweep(cfgs, workers=2, store=store, progress=False)
+    assert list(table["status"]) == ["done"] * 3, table.get("error")
+    # each worker stored its run under the driver's key (the same code fingerprint) ...
+    assert all(run(c, store=store, progress=False).cached for c in cfgs)
+    # ... and ran the same rule as this process does
+    here = run(cfgs[0], store=ResultStore(tmp_path / "here"), progress=False)
+    assert here.history["accuracy"].equals(store.get(cfgs[0]).history["accuracy"])
+
+
+def test_a_registration_that_cannot_reach_workers_is_one_clear_error(tmp_path):
+    source = STRATEGY.replace("WEIGHT", "1.0").replace("test-edit-me", "test-locked") + \
+        "\nimport threading\nLOCK = threading.Lock()\nEditMe.ready = lambda self, b, ctx: LOCK is not None and len(b) >= ctx.k\n"
+    cls = notebook_cell(source.replace("        w = torch", "        assert LOCK\n        w = torch"), "EditMe")
+    fedlib.register(cls)
+    with pytest.raises(FedlibError) as err:
+        sweep([tiny_safl("test-locked", seed=s) for s in (0, 1)], workers=2, store=tmp_path / "s", progress=False)
+    assert "safl/test-locked" in err.value.problem and "LOCK" in err.value.problem
+    assert "workers=1" in err.value.fix

@@ -182,6 +182,8 @@ def recipe(obj, _seen: dict | None = None):
 def rebuild(rec):
     """The class or function a :func:`recipe` describes (in this process)."""
     kind = rec[0]
+    if kind == "attr":  # e.g. a strategy's nested Options class
+        return getattr(rebuild(rec[1]), rec[2])
     if kind == "import":
         found = importlib.import_module(rec[1])
         for part in rec[2].split("."):

@@ -196,8 +196,10 @@ def worker_payload(keys) -> list:
                             raise FedlibError(f"its trainer {trainer.__qualname__} is a closure",
                                               "define it at the top level of a module or cell")
                     trainer_rec = ("plain", recipe(trainer))
-                item = ("trainer", paradigm, name, trainer_rec,
-                        None if options is None else recipe(options), description)
+                nested = made is not None and options is not None and options is getattr(made[1], "Options", None)
+                options_rec = None if options is None else (
+                    ("attr", trainer_rec[2], "Options") if nested else recipe(options))
+                item = ("trainer", paradigm, name, trainer_rec, options_rec, description)
         except FedlibError as err:
             raise FedlibError(f"algorithm {paradigm}/{name}, registered in this process, cannot be sent to "
                               f"worker processes: {err.problem}",
