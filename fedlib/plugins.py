@@ -1,9 +1,9 @@
-"""One way to plug in your own algorithm (issue 61): a class, one call.
+"""Your own algorithm in fedlib: everything a plug-in needs, from one module (issue 61).
 
-    import fedlib
-    from fedlib.plugins import Strategy, ServerAddon, weighted_model_average
+    from dataclasses import dataclass
+    from fedlib.plugins import Strategy, plugin, weighted_model_average
 
-    @fedlib.plugin
+    @plugin
     class StalenessAvg(Strategy):
         \"\"\"FedAvg with each buffered model weighted by (1 + staleness)^-a.\"\"\"
         name = "staleness-avg"
@@ -14,82 +14,19 @@
 
         def aggregate(self, global_state, updates, ctx): ...
 
-A class declares ``name``, an ``Options`` dataclass (optional) and a ``description`` (optional:
-its docstring's first paragraph); both kinds take their options instance as ``cls(options)``.
-
-* a :class:`Strategy` subclass registers as SAFL algorithm ``name``;
-* a :class:`ServerAddon` subclass registers as split algorithm ``<base>+<name>`` for each base
-  method in ``base`` (default ``"fedavg"``; ``base=("fedavg", "fedprox")`` registers both), its
-  options the base's and the add-on's fields together.
-
-Runs of a registered class are keyed by its code as well as its config: editing a method and
-re-running recomputes (:mod:`fedlib.experiments.config.plugin_code`). Sweeps with several workers
-rebuild the registration in each worker. :mod:`fedlib.testing` checks a class before you trust it.
+A class declares ``name``, an ``Options`` dataclass (optional) and a ``description`` (optional: its
+docstring's first paragraph); one call registers it (:func:`register`, or the :func:`plugin`
+decorator): a :class:`Strategy` as SAFL algorithm ``name``, a :class:`ServerAddon` as split algorithm
+``<base>+<name>`` on each base method of ``base`` (default ``"fedavg"``). Both take their options
+instance as ``cls(options)``. Runs are keyed by the class's code as well as the config, registrations
+reach sweep workers, and :mod:`fedlib.testing` checks a class against its identity case.
 """
 
-from __future__ import annotations
-
-import dataclasses
-
 from fedlib.core.errors import FedlibError, check
-from fedlib.safl.strategy import SimContext, Strategy, Update, weighted_model_average  # noqa: F401
+from fedlib.experiments import ResultStore, RunConfig, run, sweep
+from fedlib.experiments.config.plugins import plugin, register
+from fedlib.safl.strategy import SimContext, Strategy, Update, weighted_model_average
 from fedlib.split.addons import ServerAddon
 
-__all__ = ["register", "plugin", "Strategy", "ServerAddon", "Update", "SimContext", "weighted_model_average"]
-
-
-def _description(cls) -> str:
-    doc = getattr(cls, "description", "") or (cls.__doc__ or "").strip().split("\n\n")[0]
-    return " ".join(doc.split())[:160]
-
-
-def _own_options(cls) -> type | None:
-    opts = getattr(cls, "Options", None)
-    if opts is None:
-        return None
-    check(isinstance(opts, type) and dataclasses.is_dataclass(opts),
-          f"{cls.__name__}.Options must be a dataclass, got {opts!r}", "decorate it with @dataclass")
-    return opts if dataclasses.fields(opts) else None
-
-
-def register(cls, *, base="fedavg", _code: str | None = "auto"):
-    """Register plug-in class ``cls`` (see the module docstring); returns the registry entries.
-    ``base``: the split base method(s) an add-on is registered on (ignored for a Strategy)."""
-    from fedlib.experiments.config.plugin_code import fingerprint
-    from fedlib.experiments.config.registry import register_algorithm
-
-    check(isinstance(cls, type), f"fedlib.register needs a class, got {cls!r}",
-          "pass a Strategy or ServerAddon subclass")
-    name = getattr(cls, "name", None)
-    code = fingerprint(cls) if _code == "auto" else _code
-    if issubclass(cls, Strategy):
-        from fedlib.safl.algorithms import strategy_factory
-
-        check(isinstance(name, str) and name not in ("", Strategy.name),
-              f"{cls.__name__} has no name of its own", 'set a class attribute, e.g. name = "my-rule"')
-        entry = register_algorithm("safl", name, strategy_factory(cls), _own_options(cls), _description(cls),
-                                   code=code, origin=("plugin", cls, base))
-        return [entry]
-    if issubclass(cls, ServerAddon):
-        from fedlib.split.algorithms import addon_factory, addon_options
-
-        check(isinstance(name, str) and name not in ("", ServerAddon.name),
-              f"{cls.__name__} has no name of its own", 'set a class attribute, e.g. name = "mix"')
-        check("+" not in name, f"add-on name {name!r} contains '+'", "name the add-on alone, e.g. 'mix'")
-        _own_options(cls)
-        bases = (base,) if isinstance(base, str) else tuple(base)
-        return [register_algorithm("split", f"{b}+{name}", addon_factory(cls, base=b), addon_options(cls, b),
-                                   _description(cls), code=code, origin=("plugin", cls, b))
-                for b in bases]
-    raise FedlibError(f"{cls.__name__} is neither a Strategy nor a ServerAddon",
-                      "subclass fedlib.plugins.Strategy (SAFL) or fedlib.plugins.ServerAddon (split FL)")
-
-
-def plugin(cls=None, *, base="fedavg"):
-    """Decorator form of :func:`register`: ``@fedlib.plugin`` or ``@fedlib.plugin(base=("fedavg", "fedprox"))``;
-    returns the class unchanged."""
-    def wrap(c):
-        register(c, base=base)
-        return c
-
-    return wrap if cls is None else wrap(cls)
+__all__ = ["register", "plugin", "Strategy", "ServerAddon", "Update", "SimContext", "weighted_model_average",
+           "RunConfig", "run", "sweep", "ResultStore", "FedlibError", "check"]

@@ -33,7 +33,7 @@ def test_builtin_algorithms_keep_the_hashes_the_ledger_stores():
 import linecache  # noqa: E402
 import textwrap  # noqa: E402
 
-import fedlib  # noqa: E402
+from fedlib.plugins import register  # noqa: E402
 from fedlib.experiments import ResultStore, RunConfig, get_algorithm, run  # noqa: E402
 from fedlib.experiments.config.plugin_code import fingerprint  # noqa: E402
 
@@ -80,17 +80,17 @@ def tiny_safl(algorithm: str, **changes) -> RunConfig:
 def test_editing_a_registered_strategy_changes_its_hash_and_recomputes(tmp_path):
     store = ResultStore(tmp_path / "store")
     plain = notebook_cell(STRATEGY.replace("WEIGHT", "1.0"), "EditMe")
-    fedlib.register(plain)
+    register(plain)
     cfg = tiny_safl("test-edit-me")
     first = run(cfg, store=store, progress=False)
     assert not first.cached and run(cfg, store=store, progress=False).cached
     assert first.code["fingerprint"] == get_algorithm("safl", "test-edit-me").code
     assert first.code["made_by"] == "__main__.EditMe"
     # the same cell run again (a kernel restart, a second notebook): the same code, the same key
-    fedlib.register(notebook_cell(STRATEGY.replace("WEIGHT", "1.0"), "EditMe"))
+    register(notebook_cell(STRATEGY.replace("WEIGHT", "1.0"), "EditMe"))
     assert cfg.config_hash() == first.config_hash and run(cfg, store=store, progress=False).cached
 
-    fedlib.register(notebook_cell(STRATEGY.replace("WEIGHT", "float(u.num_samples)"), "EditMe"))
+    register(notebook_cell(STRATEGY.replace("WEIGHT", "float(u.num_samples)"), "EditMe"))
     edited = run(cfg, store=store, progress=False)
     assert edited.config_hash != first.config_hash and not edited.cached
     assert edited.code["fingerprint"] != first.code["fingerprint"]
@@ -138,8 +138,8 @@ def test_a_two_worker_sweep_runs_notebook_and_module_registrations(tmp_path):
     store = ResultStore(tmp_path / "store")
     cell = notebook_cell(STRATEGY.replace("WEIGHT", "2.0 ** -u.staleness").replace("test-edit-me", "test-cell"),
                          "EditMe")
-    fedlib.register(cell)  # defined in a notebook cell: travels as its source
-    fedlib.register(SizeWeighted)  # defined in this module: travels by name
+    register(cell)  # defined in a notebook cell: travels as its source
+    register(SizeWeighted)  # defined in this module: travels by name
     register_algorithm("safl", "test-old-call", strategy_factory(cell), options=cell.Options)  # the old call
     cfgs = [tiny_safl(a) for a in ("test-cell", "test-size-weighted", "test-old-call")]
     table = sweep(cfgs, workers=2, store=store, progress=False)
@@ -155,7 +155,7 @@ def test_a_registration_that_cannot_reach_workers_is_one_clear_error(tmp_path):
     source = STRATEGY.replace("WEIGHT", "1.0").replace("test-edit-me", "test-locked") + \
         "\nimport threading\nLOCK = threading.Lock()\nEditMe.ready = lambda self, b, ctx: LOCK is not None and len(b) >= ctx.k\n"
     cls = notebook_cell(source.replace("        w = torch", "        assert LOCK\n        w = torch"), "EditMe")
-    fedlib.register(cls)
+    register(cls)
     with pytest.raises(FedlibError) as err:
         sweep([tiny_safl("test-locked", seed=s) for s in (0, 1)], workers=2, store=tmp_path / "s", progress=False)
     assert "safl/test-locked" in err.value.problem and "LOCK" in err.value.problem

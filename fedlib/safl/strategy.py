@@ -147,7 +147,7 @@ class Strategy:
     Subclasses set ``name`` and ``Options`` (a dataclass; the registry validates user options
     against it), and implement :meth:`aggregate`; optional: ``description`` and ``aggregation``
     ("model" = the new global is built from client models, "gradient" = from client deltas; a
-    label of the catalogue line). Register one with :func:`fedlib.register`.
+    label of the catalogue line). Register one with :func:`fedlib.plugins.register`.
     """
 
     name: str = "strategy"

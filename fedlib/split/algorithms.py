@@ -123,7 +123,7 @@ def addon_factory(addon_cls: type[ServerAddon], base: str = "fedavg"):
     ``base`` (a name of :data:`fedlib.split.methods.BASES` but fednag; default FedAvg) as the base
     method and ``addon_cls.from_options(...)`` as the add-on (``addon_cls()`` when it has no options),
     on ``split.framework``. ``options`` is :func:`addon_options`' instance (or, as before, an instance of
-    the add-on's own options class). Prefer ``fedlib.register(addon_cls, base=...)``."""
+    the add-on's own options class). Prefer ``fedlib.plugins.register(addon_cls, base=...)``."""
     from fedlib.split.methods import BASE_OPTIONS, BASES, make_method, options_part
 
     check(isinstance(addon_cls, type) and issubclass(addon_cls, ServerAddon),

@@ -26,7 +26,7 @@ import types
 
 from fedlib.core.errors import FedlibError
 
-__all__ = ["fingerprint", "recipe", "rebuild", "class_source", "user_code"]
+__all__ = ["fingerprint", "recipe", "rebuild", "class_source", "user_code", "importable"]
 
 _SIMPLE = (str, int, float, bool, type(None), bytes)
 
@@ -101,7 +101,7 @@ def fingerprint(*objs) -> str:
 
 
 # ---------------------------------------------------------------------------------------- recipes
-def _importable(obj) -> bool:
+def importable(obj) -> bool:
     """Whether a fresh process gets ``obj`` back by importing ``obj.__module__`` and walking its qualname."""
     mod, qual = getattr(obj, "__module__", None), getattr(obj, "__qualname__", "")
     if not mod or mod in ("__main__", "__mp_main__") or "<locals>" in qual:
@@ -151,7 +151,7 @@ def _globals_of(obj) -> dict:
 
 def recipe(obj, _seen: dict | None = None):
     """A picklable recipe of class or function ``obj`` that :func:`rebuild` turns back into it."""
-    if _importable(obj):
+    if importable(obj):
         return ("import", obj.__module__, obj.__qualname__)
     seen = {} if _seen is None else _seen
     if id(obj) in seen:

@@ -32,8 +32,7 @@ from typing import Callable
 from fedlib.core.dataclass_io import build_options
 from fedlib.core.errors import FedlibError
 
-__all__ = ["AlgorithmEntry", "register_algorithm", "get_algorithm", "algorithms", "paradigms",
-           "worker_payload", "restore"]
+__all__ = ["AlgorithmEntry", "register_algorithm", "get_algorithm", "algorithms", "paradigms", "user_entry"]
 
 # paradigm -> module whose CATALOG lists that paradigm's algorithms
 _CATALOGS = {
@@ -103,7 +102,7 @@ def register_algorithm(paradigm: str, name: str, trainer: Callable, options: typ
     of the registration's code, which joins its runs' hashes (default: computed from ``trainer``, the
     strategy or add-on class a factory wraps, and ``options``; the built-in catalogs pass None).
     ``origin``: what rebuilds the registration in a worker process (default: these arguments).
-    Prefer :func:`fedlib.register` for a Strategy or ServerAddon class.
+    Prefer :func:`fedlib.plugins.register` for a Strategy or ServerAddon class.
     """
     from fedlib.experiments.config.plugin_code import fingerprint, user_code
 
@@ -166,61 +165,8 @@ def get_algorithm(paradigm: str, name: str) -> AlgorithmEntry:
                       + f"use one of: {', '.join(names)}")
 
 
-# ------------------------------------------------------------------ registrations in worker processes
-def worker_payload(keys) -> list:
-    """The user registrations among ``keys`` ((paradigm, name) pairs) as picklable recipes a fresh
-    process rebuilds with :func:`restore` (a sweep's pool initializer); built-in names need none.
-    One FedlibError naming the algorithm when one cannot travel."""
-    from fedlib.experiments.config.plugin_code import recipe
 
-    out = []
-    for paradigm, name in sorted(set(keys)):
-        entry = _REGISTRY.get((paradigm, name))
-        if entry is None or entry.code is None:
-            continue
-        try:
-            if entry.origin[0] == "plugin":
-                _, cls, base = entry.origin
-                item = ("plugin", recipe(cls), base)
-            else:
-                _, trainer, options, description = entry.origin
-                made = getattr(trainer, "__fedlib_factory__", None)
-                if made is not None:
-                    factory, cls, kwargs = made
-                    trainer_rec = ("factory", recipe(factory), recipe(cls), kwargs)
-                else:
-                    if getattr(trainer, "__closure__", None):
-                        from fedlib.experiments.config.plugin_code import _importable
-
-                        if not _importable(trainer):
-                            raise FedlibError(f"its trainer {trainer.__qualname__} is a closure",
-                                              "define it at the top level of a module or cell")
-                    trainer_rec = ("plain", recipe(trainer))
-                nested = made is not None and options is not None and options is getattr(made[1], "Options", None)
-                options_rec = None if options is None else (
-                    ("attr", trainer_rec[2], "Options") if nested else recipe(options))
-                item = ("trainer", paradigm, name, trainer_rec, options_rec, description)
-        except FedlibError as err:
-            raise FedlibError(f"algorithm {paradigm}/{name}, registered in this process, cannot be sent to "
-                              f"worker processes: {err.problem}",
-                              "define it in an importable module (a .py file), or run with workers=1") from None
-        out.append((item, entry.code))
-    return out
-
-
-def restore(payload) -> None:
-    """Register in this process what :func:`worker_payload` described (with the same code fingerprints)."""
-    from fedlib.experiments.config.plugin_code import rebuild
-
-    for item, code in payload or ():
-        if item[0] == "plugin":
-            from fedlib.plugins import register
-
-            register(rebuild(item[1]), base=item[2], _code=code)
-            continue
-        _, paradigm, name, trainer_rec, options_rec, description = item
-        trainer = rebuild(trainer_rec[1])
-        if trainer_rec[0] == "factory":
-            trainer = trainer(rebuild(trainer_rec[2]), **trainer_rec[3])
-        register_algorithm(paradigm, name, trainer, None if options_rec is None else rebuild(options_rec),
-                           description, code=code)
+def user_entry(paradigm: str, name: str) -> AlgorithmEntry | None:
+    """The entry of ``paradigm/name`` if a user registered it (it carries a code fingerprint), else None."""
+    entry = _REGISTRY.get((paradigm, name))
+    return entry if entry is not None and entry.code is not None else None

@@ -113,7 +113,7 @@ def expand(configs, seeds=None) -> list[RunConfig]:
 def _init_worker(threads: int, parent: int | None = None, plugins=None) -> None:
     """A pool worker's start: ``threads`` intra-op threads; with ``parent`` (the driver's pid), the
     worker ends when the driver does (:func:`die_with_parent`); ``plugins``: the driver's user
-    registrations the cells need (:func:`~fedlib.experiments.config.registry.worker_payload`, issue 61)."""
+    registrations the cells need (:func:`~fedlib.experiments.config.plugins.worker_payload`, issue 61)."""
     if parent is not None:
         die_with_parent(parent)
     os.environ["OMP_NUM_THREADS"] = str(threads)
@@ -121,7 +121,7 @@ def _init_worker(threads: int, parent: int | None = None, plugins=None) -> None:
 
     torch.set_num_threads(threads)
     if plugins:
-        from fedlib.experiments.config.registry import restore
+        from fedlib.experiments.config.plugins import restore
 
         restore(plugins)
 
@@ -158,7 +158,7 @@ def run_cell(cfg_dict: dict, root: str, threads: int | None = None, payload: boo
         if threads:
             _init_worker(threads, plugins=plugins)
         elif plugins:
-            from fedlib.experiments.config.registry import restore
+            from fedlib.experiments.config.plugins import restore
 
             restore(plugins)
         from fedlib.experiments.running.runner import run
@@ -182,7 +182,7 @@ def run_cell(cfg_dict: dict, root: str, threads: int | None = None, payload: boo
 def _plugins(todo) -> list:
     """The user registrations the cells of ``todo`` run, for the workers to rebuild (one FedlibError
     naming an algorithm that cannot travel, before any worker starts)."""
-    from fedlib.experiments.config.registry import worker_payload
+    from fedlib.experiments.config.plugins import worker_payload
 
     return worker_payload({(cfg.paradigm, cfg.algorithm) for cfg in todo})
 
