@@ -129,7 +129,8 @@ def check_algorithm(paradigm: str, name: str, config: RunConfig | None = None, *
 
     if identity is not None:
         ours = _history(base.replace(options=identity.options))
-        ref_cfg = base.replace(algorithm=identity.reference, options=identity.reference_options)
+        ref_cfg = RunConfig.from_dict({**base.to_dict(), "algorithm": identity.reference,
+                                       "options": dict(identity.reference_options)})
         gap = _gap(ours, _history(ref_cfg))
         checks.append(Check(f"identity ({identity.label})", gap <= identity.tolerance,
                             f"largest difference {gap:g} (allowed {identity.tolerance:g})"))

@@ -36,6 +36,7 @@ import textwrap  # noqa: E402
 from fedlib.plugins import register  # noqa: E402
 from fedlib.experiments import ResultStore, RunConfig, get_algorithm, run  # noqa: E402
 from fedlib.experiments.config.plugin_code import fingerprint  # noqa: E402
+from fedlib.experiments.config.registry import code_record  # noqa: E402
 
 _CELLS = [0]
 
@@ -111,7 +112,7 @@ def test_fingerprint_covers_methods_options_and_code_without_source():
 
 def test_builtin_algorithms_carry_no_code_in_their_key():
     cfg = tiny_safl("fedavg")
-    assert get_algorithm("safl", "fedavg").code is None and cfg.code_record() is None
+    assert get_algorithm("safl", "fedavg").code is None and code_record(cfg) is None
     assert "code" not in cfg.hashed_dict()
 
 

@@ -197,6 +197,19 @@ class Strategy:
         """Return the new global state from the current one and the K selected updates."""
         raise NotImplementedError
 
+    # -- client side (optional, issue 61) ---------------------------------------------------
+    # A method ``correct_grads(self, params, grads, state) -> {name: gradient}`` makes every client
+    # correct its gradients after each backward pass (FedProx-, FedDyn-, SCAFFOLD-like local terms;
+    # ``fedlib.train.ClientTask.correction``): ``params``/``grads`` are one client's trainable
+    # tensors by name, ``state`` what :meth:`correction_state` returned for that training. Use plain
+    # tensor operations (the stacked engine runs it under ``torch.func.vmap``).
+    correct_grads = None
+
+    def correction_state(self, client_id: int, ctx: SimContext) -> dict:
+        """At a training's start: the tensors its ``correct_grads`` reads (e.g. the global weights
+        ``ctx.global_history(1)[-1]``, a control variate); default none."""
+        return {}
+
     # -- persistence / records -------------------------------------------------------------
     def state_dict(self) -> dict:
         """Everything needed to resume bit-identically (tensors, numbers, strings, lists, dicts)."""

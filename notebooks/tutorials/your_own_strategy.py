@@ -21,14 +21,15 @@
 #
 # 1. **A new semi-asynchronous (SAFL) strategy** — FedAvg whose K buffered models are weighted by
 #    (1 + staleness)^−a, the polynomial staleness discount of FedAsync — as a `Strategy` subclass
-#    (`aggregate` is the whole algorithm), registered with one call and run beside FedAvg on
+#    (`aggregate` is the whole algorithm), registered with one call (`fedlib.plugins.register`),
+#    checked against its identity case with the conformance kit (`fedlib.testing`) and run beside FedAvg on
 #    UCI Adult through the same simulator, clock and result store as FedQS and its baselines
 #    (spec [`fedqs.md`](../../docs/spec/fedqs.md) §1 for the clock and the buffer, §5–§6 for the
 #    baselines' contract).
 # 2. **A new split-FL add-on** — a server-side hook like SMoFi's momentum fusion
 #    (spec [`smofi.md`](../../docs/spec/smofi.md) §2): after every lock-step, each active server
 #    surrogate's momentum is pulled towards the surrogates' mean by a factor λ. A `ServerAddon`
-#    subclass, registered with one call, run beside SFLV1 and SMoFi on split CIFAR-10.
+#    subclass, registered with the same call, run beside SFLV1 and SMoFi on split CIFAR-10.
 # 3. **Reading the results back** from the result store (`ResultStore.get`, `ResultStore.list`)
 #    into one table.
 #
@@ -85,7 +86,7 @@ import seaborn as sns
 import torch
 
 from fedlib.core.errors import check
-from fedlib.experiments import RunConfig, register_algorithm, run
+from fedlib.experiments import RunConfig, run
 from fedlib.reporting import results_store, save_figure
 
 torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
@@ -105,22 +106,24 @@ T0 = time.perf_counter()
 # round — each with its trained model `state`, its `delta`, `num_samples`, `client_id` and
 # `staleness` (current round − the version it trained from) — and returns the new global state.
 # `Options` is a dataclass: its fields become `options.<name>` of the run config, checked once
-# when the config is built. `client_rows()` (optional) hands per-client records to the run's
-# `clients` table in the store.
+# when the config is built; the strategy receives the instance as `self.options`. `client_rows()`
+# (optional) hands per-client records to the run's `clients` table in the store. The class carries
+# its own name, options and description (its docstring), so registering it is one call:
+# `register(cls)` (or the `@plugin` decorator). The run's key in the result store covers the class's
+# code as well as the config: edit `aggregate`, register again, and the next `run` recomputes.
 #
 # Our rule: w ← Σ_j p_j w_j with p_j ∝ (1 + τ_j)^−a, τ_j the staleness of update j. With a = 0
 # it is FedAvg's plain mean; a larger a trusts stale updates less.
 
 # %%
-from fedlib.safl.algorithms import strategy_factory
-from fedlib.safl.strategy import Strategy, weighted_model_average
+from fedlib.plugins import ServerAddon, Strategy, register, weighted_model_average
+from fedlib.testing import Identity, check_addon, check_strategy
 
 
 class StalenessWeightedAvg(Strategy):
-    """FedAvg in SAFL with each buffered model weighted by (1 + staleness)^-a, normalised."""
+    """FedAvg with the buffered models weighted by (1 + staleness)^-a"""
 
-    name, aggregation = "staleness-avg", "model"
-    reads_unaggregated = False  # nothing but aggregate() reads a training's result
+    name = "staleness-avg"
 
     @dataclass
     class Options:
@@ -145,10 +148,11 @@ class StalenessWeightedAvg(Strategy):
         return rows
 
 
-# one call: the name is now runnable with every SAFL task preset (in this Python process)
-safl_entry = register_algorithm("safl", "staleness-avg", strategy_factory(StalenessWeightedAvg),
-                                options=StalenessWeightedAvg.Options,
-                                description="FedAvg with buffered models weighted by (1 + staleness)^-a")
+# one call: the name is now runnable with every SAFL task preset (here and in a sweep's worker processes)
+safl_entry = register(StalenessWeightedAvg)
+# the conformance kit: same seed twice -> same history, the options round-trip, a = 0 equals FedAvg
+# bit for bit, and the stacked client engine agrees with the loop one (a small two-round run each)
+print(check_strategy(StalenessWeightedAvg, identity=Identity("a = 0 equals FedAvg", {"a": 0.0}, "fedavg")))
 
 # %% [markdown]
 # A run is a config: the task preset with `algorithm=` and `options.*=` overrides. `run(cfg)` trains
@@ -214,29 +218,25 @@ plt.show()
 # SFLV1; λ = 1 is SMoFi with finished clients dropped and the mean taken over the active ones
 # (`stale=drop`, `renormalise=true`).
 #
-# `addon_factory(cls)` (`fedlib.split.algorithms`) is the split-FL twin of `strategy_factory`:
-# FedAvg as the base method, your add-on built from the run's options instance.
+# `register(cls)` registers an add-on as `fedavg+<name>` (FedAvg as the base method; `base=("fedavg",
+# "fedprox")` adds it to other bases too, their options beside yours); the add-on receives its
+# options instance as `self.options`, as a strategy does.
 
 # %%
-from fedlib.split.addons import ServerAddon
-from fedlib.split.algorithms import addon_factory
-
-
-@dataclass
-class MixOptions:
-    mix: float = 0.5  # lambda in [0, 1]
-
-    def __post_init__(self):
-        check(0 <= self.mix <= 1, f"options.mix must be in [0, 1], got {self.mix}", "set options.mix=0.5")
-
-
 class MomentumMixing(ServerAddon):
-    """After every lock-step, pull each active server surrogate's momentum towards their mean."""
+    """FedAvg + the server surrogates' momentum mixed towards their mean after every lock-step"""
 
     name = "mix"
 
-    def __init__(self, mix: float = 0.5):  # from_options(MixOptions(...)) calls cls(mix=...)
-        self.options = MixOptions(mix)
+    @dataclass
+    class Options:
+        mix: float = 0.5  # lambda in [0, 1]
+
+        def __post_init__(self):
+            check(0 <= self.mix <= 1, f"options.mix must be in [0, 1], got {self.mix}", "set options.mix=0.5")
+
+    def __init__(self, options=None):
+        super().__init__(options)  # self.options: the Options instance of the run
         self.names = []
 
     def check_framework(self, framework):
@@ -261,8 +261,8 @@ class MomentumMixing(ServerAddon):
             buffers.set("momentum_buffer", n, (1 - lam) * m + lam * mean, mask=on)
 
 
-split_entry = register_algorithm("split", "fedavg+mix", addon_factory(MomentumMixing), options=MixOptions,
-                                 description="FedAvg + server surrogates' momentum mixed towards their mean")
+split_entry, = register(MomentumMixing)  # -> "fedavg+mix"
+print(check_addon(MomentumMixing, identity=Identity("λ = 0 equals FedAvg (SFLV1)", {"mix": 0.0}, "fedavg")))
 
 # %%
 def split_config(algorithm, *options):
@@ -303,9 +303,9 @@ plt.show()
 # — `ResultStore.get(cfg)` returns the `RunResult` (history, clients, summary, config),
 # `ResultStore.list()` one row per stored run (also `fedlib results list` on the command line).
 #
-# The store keys a run by its *config*, not by your code: after editing `aggregate` or
-# `mix_momentum`, register the algorithm under a new name (or add an option) — or remove the old
-# results (`STORE.rm(hash)`, `fedlib results rm HASH`) — or the store hands back the old runs.
+# For a registered class the key also covers its *code*: after editing `aggregate` or
+# `mix_momentum` and registering the class again, `run` recomputes instead of handing back the old
+# runs, and each stored run records which code made it (`res.code`: the fingerprint and the class).
 
 # %%
 ALL = [(label, c) for label, cfgs in SAFL_RUNS.items() for c in cfgs] + list(SPLIT_RUNS.items())
@@ -313,6 +313,7 @@ rows = []
 for label, cfg in ALL:
     res = STORE.get(cfg)  # read back from disk, checksums verified
     rows.append({"method": label, "hash": res.config_hash[:12], "paradigm": res.config["paradigm"],
+                 "code": (res.code or {}).get("made_by", "built-in"),
                  "algorithm": res.config["algorithm"], "options": res.config.get("options") or {},
                  "seed": res.config["seed"], "rounds": len(res.history),
                  "best accuracy": res.history["accuracy"].max(),
@@ -331,14 +332,14 @@ table.round(4)
  .agg(["mean", "count"]).round(4))
 
 # %% [markdown]
-# **What you used** — all public: `fedlib.safl.strategy.Strategy` and `weighted_model_average`,
-# `fedlib.safl.algorithms.strategy_factory`, `fedlib.split.addons.ServerAddon`,
-# `fedlib.split.algorithms.addon_factory`, `fedlib.experiments.register_algorithm`, `RunConfig`,
-# `run`, and the store's `get` / `list` (`fedlib.reporting.results_store(path)`: here a store of
-# the tutorial's own, in the system's temporary folder; without a path it is the store the reports share). One registration per algorithm; nothing in `fedlib/` was edited.
+# **What you used** — all public: `fedlib.plugins` (`Strategy`, `ServerAddon`,
+# `weighted_model_average`, `register`), `fedlib.testing` (`check_strategy`, `check_addon`,
+# `Identity`), `fedlib.experiments` (`RunConfig`, `run`) and the store's `get` / `list`
+# (`fedlib.reporting.results_store(path)`: here a store of the tutorial's own, in the system's
+# temporary folder; without a path it is the store the reports share). One registration per
+# algorithm; nothing in `fedlib/` was edited.
 #
-# Two things to know: a run of an algorithm registered in a notebook exists only where that
-# registration ran, so use `run` (or `fedlib.reporting.run_all` with one worker) rather than a
-# process pool (`sweep(workers=2)` starts fresh processes that do not know the name); and to test a
-# new rule properly, check it against a hand-computed step, as `tests/test_addon_factory.py` does
-# for the add-on above (λ = 1 equals SMoFi's active-only fusion).
+# A registration made in a notebook reaches the worker processes of `sweep(workers=2)` and
+# `fedlib.reporting.run_all(workers=2)`: each worker rebuilds the class from its source. To test a
+# new rule beyond the kit's identity case, check it against a hand-computed step, as
+# `tests/test_addon_factory.py` does for the add-on above (λ = 1 equals SMoFi's active-only fusion).

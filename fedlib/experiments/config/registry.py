@@ -32,7 +32,8 @@ from typing import Callable
 from fedlib.core.dataclass_io import build_options
 from fedlib.core.errors import FedlibError
 
-__all__ = ["AlgorithmEntry", "register_algorithm", "get_algorithm", "algorithms", "paradigms", "user_entry"]
+__all__ = ["AlgorithmEntry", "register_algorithm", "get_algorithm", "algorithms", "paradigms", "user_entry",
+           "code_record"]
 
 # paradigm -> module whose CATALOG lists that paradigm's algorithms
 _CATALOGS = {
@@ -170,3 +171,10 @@ def user_entry(paradigm: str, name: str) -> AlgorithmEntry | None:
     """The entry of ``paradigm/name`` if a user registered it (it carries a code fingerprint), else None."""
     entry = _REGISTRY.get((paradigm, name))
     return entry if entry is not None and entry.code is not None else None
+
+
+def code_record(cfg) -> dict | None:
+    """The fingerprint and class of the code config ``cfg``'s algorithm runs when a user registered
+    it (:mod:`fedlib.experiments.config.plugin_code`); None for a built-in or unknown algorithm."""
+    entry = user_entry(cfg.paradigm, cfg.algorithm)
+    return None if entry is None else entry.code_record()

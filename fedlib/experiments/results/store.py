@@ -408,7 +408,9 @@ class ResultStore:
 
         blob = {"config_hash": h, "fedlib": __version__, "config": cfg.to_dict(),
                 "data_fingerprint": data_fingerprint}
-        code = cfg.code_record() if hasattr(cfg, "code_record") else None
+        from fedlib.experiments.config.registry import code_record
+
+        code = code_record(cfg)
         if code is not None:  # issue 61: which code made a run of a user-registered algorithm
             blob["code"] = code
         return json_bytes(blob)
