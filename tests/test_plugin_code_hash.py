@@ -104,6 +104,10 @@ def test_fingerprint_covers_methods_options_and_code_without_source():
     assert fingerprint(a) == fingerprint(notebook_cell(STRATEGY.replace("WEIGHT", "1.0"), "EditMe"))
     assert fingerprint(a) != fingerprint(notebook_cell(STRATEGY.replace("a: float = 0.0", "a: float = 1.0")
                                                        .replace("WEIGHT", "1.0"), "EditMe"))
+    # a helper the class reads as a global (defined in the same cell) is part of its code
+    helper = STRATEGY.replace("WEIGHT", "weight(u)") + "\n\ndef weight(u):\n    return HELPER\n"
+    assert fingerprint(notebook_cell(helper.replace("HELPER", "1.0"), "EditMe")) != \
+        fingerprint(notebook_cell(helper.replace("HELPER", "2.0"), "EditMe"))
     ns1, ns2 = {}, {}  # no source anywhere: the bytecode and constants decide
     exec(compile("def f(x):\n    return x + 1\n", "<nowhere-1>", "exec"), ns1)
     exec(compile("def f(x):\n    return x + 2\n", "<nowhere-2>", "exec"), ns2)

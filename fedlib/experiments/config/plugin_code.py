@@ -58,6 +58,26 @@ def _function_text(fn) -> str:
         return _code_text(fn.__code__)
 
 
+def _names(code: types.CodeType) -> set[str]:
+    """The global names a function's code (nested code included) reads."""
+    out = set(code.co_names)
+    for c in code.co_consts:
+        if isinstance(c, types.CodeType):
+            out |= _names(c)
+    return out
+
+
+def _helpers(fn, seen: set) -> list[str]:
+    """The texts of the user functions and classes ``fn`` reads as globals (a helper defined beside
+    the class in the same cell or module): editing a helper changes the fingerprint too."""
+    out = []
+    for name in sorted(_names(fn.__code__)):
+        value = fn.__globals__.get(name)
+        if isinstance(value, (type, types.FunctionType)) and user_code(value):
+            out += _parts(value, seen)
+    return out
+
+
 def _parts(obj, seen: set) -> list[str]:
     """The texts that identify ``obj``'s code: a class's own members and user base classes, a
     function's source and the user classes/functions its closure holds."""
@@ -74,6 +94,7 @@ def _parts(obj, seen: set) -> list[str]:
             value = _unwrap(obj.__dict__[name])
             if isinstance(value, types.FunctionType):
                 out.append(f"{name}:{_function_text(value)}")
+                out += _helpers(value, seen)
             elif isinstance(value, type) and user_code(value):
                 out += _parts(value, seen)
             elif not name.startswith("__") and isinstance(value, _SIMPLE + (tuple,)):
@@ -83,6 +104,7 @@ def _parts(obj, seen: set) -> list[str]:
                     if isinstance(f.default, _SIMPLE)]
     elif isinstance(obj, types.FunctionType):
         out.append(_function_text(obj))
+        out += _helpers(obj, seen)
         for cell in obj.__closure__ or ():
             try:
                 value = cell.cell_contents
