@@ -4,7 +4,8 @@ The paradigm packages list their algorithms as :class:`~fedlib.core.protocols.Al
 ``CATALOG`` (``fedlib.safl.algorithms``, ``fedlib.split.algorithms``, ``fedlib.experiments.running.toy``);
 the first time a paradigm is asked for, this module imports its catalog and registers every entry,
 so the algorithms never import the experiment layer. An import error there is a real error and
-propagates. Your own algorithm is one call (e.g. in a notebook)::
+propagates. A ``Strategy`` or ``ServerAddon`` class is registered with ``fedlib.plugins.register(cls)``
+(issue 61); any other trainer is one call (e.g. in a notebook)::
 
     @dataclass
     class MyOptions:
