@@ -1,6 +1,7 @@
 """The layer rule of docs/ARCHITECTURE.md, read from the source (every import, lazy ones included).
 
-    core  →  data, models  →  train  →  safl, split  →  experiments  →  claims  →  reporting  →  reproduce, cli
+    core  →  data, models  →  train  →  safl, split  →  experiments  →  plugins  →  testing  →  claims
+          →  reporting  →  reproduce, cli
 
 (``fedlib/__init__`` imports only ``core``; the rest may import ``fedlib.__version__``.)
 
@@ -18,7 +19,8 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "fedlib"
 LAYER = {"core": 0, "fedlib": 0.5, "data": 1, "models": 1, "train": 2, "safl": 3, "split": 3,
-         "experiments": 4, "claims": 4.5, "reporting": 5, "reproduce": 6, "reproduce_summary": 5.5, "cli": 6, "__main__": 7}
+         "experiments": 4, "plugins": 4.2, "testing": 4.3, "claims": 4.5, "reporting": 5, "reproduce_summary": 5.5,
+         "reproduce": 6, "cli": 6, "__main__": 7}
 
 
 def _module_name(path: Path) -> str:

@@ -39,7 +39,7 @@ from fedlib.safl.strategy import Strategy
 from fedlib.train.config import check_trainable
 from fedlib.core.utils import derive_seed, generator, resolve_device
 
-__all__ = ["CATALOG", "build_simulator", "prepare_task", "strategy_factory"]
+__all__ = ["CATALOG", "build_simulator", "describe", "prepare_task", "strategy_factory"]
 
 
 def prepare_task(cfg):
@@ -120,6 +120,8 @@ def strategy_factory(cls: type[Strategy]):
 
     make.__name__ = f"make_{cls.__name__}"
     make.__doc__ = f"Build the SAFL simulator running {cls.__name__} ({cls.name})."
+    make.__fedlib_class__ = cls  # the code a user registration's fingerprint covers (issue 61)
+    make.__fedlib_factory__ = (strategy_factory, cls, {})  # how a worker process rebuilds it
     return make
 
 
@@ -135,5 +137,12 @@ def _summary(cls) -> str:
     return " ".join(doc.split())[:160]
 
 
-CATALOG = [AlgorithmSpec(name, strategy_factory(cls), _options_of(cls), f"[{cls.aggregation}] {_summary(cls)}")
+def describe(cls) -> str:
+    """A strategy's catalogue line: ``[aggregation]`` when the class declares one, then its docstring's
+    first paragraph (or its ``description``)."""
+    text = getattr(cls, "description", "") or _summary(cls)
+    return f"[{cls.aggregation}] {text}" if getattr(cls, "aggregation", None) else text
+
+
+CATALOG = [AlgorithmSpec(name, strategy_factory(cls), _options_of(cls), describe(cls))
            for name, cls in {**BASELINES, **FEDQS}.items()]

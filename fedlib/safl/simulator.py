@@ -283,14 +283,15 @@ class SAFLSimulator:
         clients' random streams are keyed on ``stream_round`` (``Clock.stream_round``). The
         cost model: the tick costs the largest step count of the trainings started (a skipped
         one's counted without training it; module docstring)."""
-        meta = []
+        meta, rule = [], self.strategy.correct_grads  # the client-side rule (Strategy, issue 61)
         t0 = time.perf_counter()
         for tr in trainings:
             cfg, info = self.strategy.start(tr.client, self.ctx)
-            meta.append((self.local if cfg is None else cfg, dict(info or {})))
+            corr = self.strategy.correction_state(tr.client, self.ctx) if rule is not None else None
+            meta.append((self.local if cfg is None else cfg, dict(info or {}), corr))
         run = [i for i, tr in enumerate(trainings) if self._read is None or tr.id in self._read]
-        tasks = [ClientTask(trainings[i].client, self.train_parts[trainings[i].client], meta[i][0], 0)
-                 for i in run]
+        tasks = [ClientTask(trainings[i].client, self.train_parts[trainings[i].client], meta[i][0], 0,
+                            correction=rule, correction_state=meta[i][2]) for i in run]
         t1 = time.perf_counter()
         res = train_clients(self.model, self.global_state, self.dataset, tasks, seed=self.seed,
                             round=int(stream_round), backend=self.backend, device=self.device) if tasks else []
@@ -303,7 +304,7 @@ class SAFLSimulator:
         self.stats.record_work([int(r.steps) for r in res], skipped_steps)
         cost = max(skipped_steps, default=0)
         for i, r in zip(run, res):
-            tr, (cfg, info) = trainings[i], meta[i]
+            tr, (cfg, info, _) = trainings[i], meta[i]
             self.results[tr.id] = Update(
                 client_id=tr.client, delta=r.delta, state=r.state, version=tr.version,
                 num_samples=int(r.num_samples), steps=int(r.steps), lr=float(cfg.lr), info=info,

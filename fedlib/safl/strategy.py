@@ -144,13 +144,16 @@ class SimContext:
 class Strategy:
     """Base class of every SAFL algorithm.
 
-    Subclasses set ``name``, ``aggregation`` ("model" = the new global is built from client
-    models, "gradient" = from client deltas) and ``Options`` (a dataclass; the registry
-    validates user options against it), and implement :meth:`aggregate`.
+    Subclasses set ``name`` and ``Options`` (a dataclass; the registry validates user options
+    against it), and implement :meth:`aggregate`; optional: ``description`` and ``aggregation``
+    ("model" = the new global is built from client models, "gradient" = from client deltas; a
+    label of the catalogue line). Register one with :func:`fedlib.plugins.register`.
     """
 
     name: str = "strategy"
-    aggregation: str = "model"  # "model" | "gradient"
+    # "model" | "gradient": a label of the catalogue line only (None: no label; issue 61)
+    aggregation: str | None = None
+    description: str = ""  # one line for `fedlib presets` / docs (default: the docstring's first paragraph)
     Options: type = NoOptions
     history: int = 2  # global versions ctx.global_history() must be able to return
     # True (the safe default): the strategy may depend on trainings that no aggregation reads —
@@ -193,6 +196,19 @@ class Strategy:
     def aggregate(self, global_state: State, updates: list[Update], ctx: SimContext) -> State:
         """Return the new global state from the current one and the K selected updates."""
         raise NotImplementedError
+
+    # -- client side (optional, issue 61) ---------------------------------------------------
+    # A method ``correct_grads(self, params, grads, state) -> {name: gradient}`` makes every client
+    # correct its gradients after each backward pass (FedProx-, FedDyn-, SCAFFOLD-like local terms;
+    # ``fedlib.train.ClientTask.correction``): ``params``/``grads`` are one client's trainable
+    # tensors by name, ``state`` what :meth:`correction_state` returned for that training. Use plain
+    # tensor operations (the stacked engine runs it under ``torch.func.vmap``).
+    correct_grads = None
+
+    def correction_state(self, client_id: int, ctx: SimContext) -> dict:
+        """At a training's start: the tensors its ``correct_grads`` reads (e.g. the global weights
+        ``ctx.global_history(1)[-1]``, a control variate); default none."""
+        return {}
 
     # -- persistence / records -------------------------------------------------------------
     def state_dict(self) -> dict:

@@ -26,6 +26,7 @@ taken from the plain average [D].
 from __future__ import annotations
 
 import dataclasses
+import inspect
 
 from dataclasses import dataclass
 
@@ -74,10 +75,21 @@ class ServerAddon:
     name = "none"
     state_key: str | None = "addon"  # its entry in SplitTrainer.state_dict()
     options = None
+    Options: type | None = None  # your add-on's options dataclass (issue 61: as a Strategy's)
+    description: str = ""  # one line for `fedlib presets` / docs
+
+    def __init__(self, options=None):
+        """``options``: an instance of :attr:`Options` (its defaults when None), kept as ``self.options``."""
+        if options is None and self.Options is not None:
+            options = self.Options()
+        self.options = options
 
     @classmethod
     def from_options(cls, options) -> "ServerAddon":
-        """The add-on built from its options dataclass instance (default: its fields as keywords)."""
+        """The add-on built from its options dataclass instance: ``cls(options)`` when the constructor
+        takes ``options`` (the one convention, issue 61), else its fields as keywords (older add-ons)."""
+        if "options" in inspect.signature(cls.__init__).parameters:
+            return cls(options)
         return cls(**dataclasses.asdict(options))
 
     def check_framework(self, framework: str) -> None:

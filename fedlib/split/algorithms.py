@@ -20,16 +20,18 @@ registration, the split-FL twin of :func:`fedlib.safl.algorithms.strategy_factor
 
 from __future__ import annotations
 
+import dataclasses
+
 from fedlib.core.errors import check
 from fedlib.core.protocols import AlgorithmSpec
 from fedlib.core.utils import derive_seed, resolve_device
 from fedlib.split.addons import ServerAddon
-from fedlib.split.bases import BaseMethod, FedAvg
+from fedlib.split.bases import BaseMethod
 from fedlib.split.methods import ADDONS, make_addon, make_method, options_class, parse_method
 from fedlib.split.sfl import SplitTrainer, check_setup, prepare_data
 from fedlib.train.config import check_trainable
 
-__all__ = ["CATALOG", "NAMES", "addon_factory", "build_trainer", "framework_of"]
+__all__ = ["CATALOG", "NAMES", "addon_factory", "addon_options", "build_trainer", "framework_of"]
 
 _DESCRIPTIONS = {
     "fedavg": "FedAvg on split FL (SFLV1 by default: per-client server surrogates)",
@@ -102,23 +104,52 @@ def build_trainer(cfg, options, path: str = "auto", dataset=None, parts=None) ->
     return _assemble(cfg, method, addon, framework, path, dataset, parts)
 
 
-def addon_factory(addon_cls: type[ServerAddon]):
+def addon_options(addon_cls: type[ServerAddon], base: str = "fedavg") -> type | None:
+    """The options dataclass of ``base`` + your add-on: the base's fields and ``addon_cls.Options``'
+    (None when neither has any)."""
+    from fedlib.split.methods import BASE_OPTIONS, combine_options
+
+    own = addon_cls.Options if getattr(addon_cls, "Options", None) is not None \
+        and dataclasses.fields(addon_cls.Options) else None
+    parts = [c for c in (BASE_OPTIONS[base], own) if c]
+    if not parts:
+        return None
+    return parts[0] if len(parts) == 1 else combine_options(base, addon_cls.name, parts)
+
+
+def addon_factory(addon_cls: type[ServerAddon], base: str = "fedavg"):
     """The registry's trainer factory for your own add-on class ``addon_cls`` (a
     :class:`~fedlib.split.addons.ServerAddon` subclass): ``(cfg, options) -> SplitTrainer`` with
-    FedAvg as the base method and ``addon_cls.from_options(options)`` as the add-on
-    (``addon_cls()`` when ``options`` is None), on ``split.framework``. Register it with
-    ``fedlib.experiments.register_algorithm("split", name, addon_factory(addon_cls), options=...)``."""
+    ``base`` (a name of :data:`fedlib.split.methods.BASES` but fednag; default FedAvg) as the base
+    method and ``addon_cls.from_options(...)`` as the add-on (``addon_cls()`` when it has no options),
+    on ``split.framework``. ``options`` is :func:`addon_options`' instance (or, as before, an instance of
+    the add-on's own options class). Prefer ``fedlib.plugins.register(addon_cls, base=...)``."""
+    from fedlib.split.methods import BASE_OPTIONS, BASES, make_method, options_part
+
     check(isinstance(addon_cls, type) and issubclass(addon_cls, ServerAddon),
           f"addon_factory needs a ServerAddon subclass, got {addon_cls!r}",
           "subclass fedlib.split.addons.ServerAddon")
+    check(base in BASES and base != "fednag", f"unknown base method {base!r} for an add-on",
+          f"use one of: {', '.join(b for b in BASES if b != 'fednag')} (FedNAG takes no add-on)")
+    own = getattr(addon_cls, "Options", None)
 
     def make(cfg, options, path: str = "auto", dataset=None, parts=None) -> SplitTrainer:
-        addon = addon_cls() if options is None else addon_cls.from_options(options)
+        if options is None:
+            addon = addon_cls()
+        elif own is not None and not isinstance(options, own) and dataclasses.fields(own):
+            addon = addon_cls.from_options(options_part(own, options))
+        elif own is None and BASE_OPTIONS[base] is not None:
+            addon = addon_cls()  # the options are the base's alone
+        else:
+            addon = addon_cls.from_options(options)
+        method = make_method(base, options)
         framework = framework_of(cfg.algorithm, cfg.split.framework)
-        return _assemble(cfg, FedAvg(), addon, framework, path, dataset, parts)
+        return _assemble(cfg, method, addon, framework, path, dataset, parts)
 
     make.__name__ = f"make_{addon_cls.__name__}"
-    make.__doc__ = f"Build the split-FL trainer running FedAvg + {addon_cls.__name__} ({addon_cls.name})."
+    make.__doc__ = f"Build the split-FL trainer running {base} + {addon_cls.__name__} ({addon_cls.name})."
+    make.__fedlib_class__ = addon_cls  # the code a user registration's fingerprint covers (issue 61)
+    make.__fedlib_factory__ = (addon_factory, addon_cls, {"base": base})  # how a worker rebuilds it
     return make
 
 

@@ -21,8 +21,8 @@ from fedlib.split.bases import (BaseMethod, FedAvg, FedNAG, FedNAGOptions, FedNA
                                 FedProx, FedProxOptions)
 from fedlib.split.smofi import SMoFiOptions
 
-__all__ = ["BASES", "ADDONS", "BASE_OPTIONS", "ADDON_OPTIONS", "options_class", "parse_method",
-           "option_values", "make_method", "make_addon"]
+__all__ = ["BASES", "ADDONS", "BASE_OPTIONS", "ADDON_OPTIONS", "options_class", "combine_options",
+           "parse_method", "option_values", "make_method", "make_addon", "options_part"]
 
 BASES = ("fedavg", "fedprox", "fednar", "fednag")
 ADDONS = ("smofi", "fedavgm", "slowmo")
@@ -57,6 +57,18 @@ def options_class(base: str, addon: str | None) -> type:
     if key in _COMBINED:
         return _COMBINED[key]
     parts = [c for c in (BASE_OPTIONS[base], ADDON_OPTIONS.get(addon) if addon else None) if c]
+    _COMBINED[key] = combine_options(base, addon, parts)
+    return _COMBINED[key]
+
+
+def combine_options(base: str, addon: str | None, parts: list) -> type:
+    """One flat options dataclass with the fields of the option classes ``parts`` (the base's, then
+    the add-on's); its ``__post_init__`` runs each part's validation (:func:`options_class`)."""
+    names = [f.name for cls in parts for f in dataclasses.fields(cls)]
+    dup = sorted({n for n in names if names.count(n) > 1})
+    if dup:
+        raise FedlibError(f"split method {base}+{addon}: the base and the add-on both have the option(s) "
+                          f"{', '.join(dup)}", "rename the add-on's option(s)")
     fields = []
     for cls in parts:
         for f in dataclasses.fields(cls):
@@ -75,7 +87,6 @@ def options_class(base: str, addon: str | None) -> type:
                                                               "__module__": __name__})
     cls.__doc__ = "Options of " + " + ".join(p for p in (base, addon) if p) + ": " + (
         "; ".join(f"{f[0]}={f[2].default!r}" for f in fields) or "none") + "."
-    _COMBINED[key] = cls
     return cls
 
 
@@ -128,3 +139,8 @@ def make_addon(addon: str | None, options) -> ServerAddon:
     if addon not in ADDONS:
         raise FedlibError(f"unknown split-FL add-on {addon!r}", f"use one of: {', '.join(ADDONS)}")
     return _ADDON_CLASSES[addon].from_options(_part(ADDON_OPTIONS[addon], options))
+
+
+def options_part(cls: type, options):
+    """The ``cls`` options dataclass holding ``options``' values of its fields (a combined options instance)."""
+    return _part(cls, options)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import math
 import operator
 from dataclasses import dataclass
+from typing import Callable
 
 import torch
 from torch import Tensor
@@ -22,7 +23,7 @@ OPTIMIZERS = ("sgd", "adam", "adamw")
 #: local-training arithmetic (``LocalConfig.precision``): fp32 throughout, or bfloat16 autocast
 PRECISIONS = ("fp32", "bf16")
 
-__all__ = ["OPTIMIZERS", "PRECISIONS", "LocalConfig", "ClientTask", "ClientResult"]
+__all__ = ["check_corrections", "OPTIMIZERS", "PRECISIONS", "LocalConfig", "ClientTask", "ClientResult"]
 
 
 def is_int(v) -> bool:
@@ -180,6 +181,14 @@ class ClientTask:
     an existing buffer; Adam/AdamW ``exp_avg``/``exp_avg_sq``, missing ones zero, and an optional
     int ``step`` (default 0) for the bias correction). For FedNAG's averaged momentum and SMoFi's
     carried fused momentum. Parameters not named start fresh.
+
+    ``correction`` (optional, issue 61): a client-side gradient rule the engine calls after every
+    backward pass, before clipping and the optimizer step: ``correction(params, grads, state) ->
+    {name: new gradient}`` on one client's ``{name: tensor}`` dicts of trainable parameters (detached)
+    and gradients, and ``correction_state`` — that client's own tensors (e.g. a control variate, the
+    global weights). Names it leaves out keep their gradient. Written with plain tensor operations it
+    runs per client in the loop backend and under ``torch.func.vmap`` in the stacked one (one
+    function per ``train_clients`` call). FedProx-, FedDyn- and SCAFFOLD-like terms are corrections.
     """
 
     client_id: int
@@ -187,6 +196,8 @@ class ClientTask:
     config: LocalConfig = LocalConfig()
     start: int = 0
     init_opt_state: dict | None = None
+    correction: Callable | None = None
+    correction_state: dict | None = None
 
 
 @dataclass
@@ -266,3 +277,22 @@ def validate_tasks(tasks, num_train: int, num_starts: int) -> None:
         check(is_int(t.start) and 0 <= t.start < num_starts,
               f"client {t.client_id}: start={t.start!r} is out of range for {num_starts} start state(s)",
               f"use 0 <= start < {num_starts}")
+
+
+def check_corrections(tasks) -> None:
+    """The tasks' ``correction`` rules (issue 61): one function for the whole call (or none), callable,
+    and every ``correction_state`` a dict of tensors with the same names in every task."""
+    rules = {t.correction for t in tasks}
+    if rules == {None}:
+        return
+    check(len(rules) == 1, f"the tasks of one train_clients call have {len(rules)} different corrections",
+          "give every task the same correction function (or train them in separate calls)")
+    rule = next(iter(rules))
+    check(callable(rule), f"correction must be callable, got {type(rule).__name__}")
+    keys = {tuple(sorted((t.correction_state or {}).keys())) for t in tasks}
+    check(len(keys) == 1, "the tasks' correction_state dicts hold different names",
+          "give every client's correction_state the same keys")
+    for t in tasks:
+        for k, v in (t.correction_state or {}).items():
+            check(isinstance(v, Tensor), f"client {t.client_id}: correction_state[{k!r}] must be a tensor, "
+                  f"got {type(v).__name__}", "pass tensors (e.g. a control variate per parameter)")

@@ -13,7 +13,8 @@ from torch import nn
 from fedlib.core.errors import check, check_choice
 from fedlib.train.allocator import tune_malloc
 from fedlib.train.common import StateLayout, check_precision, resolve_starts
-from fedlib.train.config import ClientResult, ClientTask, is_int, validate_init_opt_state, validate_tasks
+from fedlib.train.config import (ClientResult, ClientTask, check_corrections, is_int, validate_init_opt_state,
+                                 validate_tasks)
 from fedlib.train.loop import train_loop
 from fedlib.train.stacked import train_stacked
 from fedlib.train.stream import ClientStream, prepare_template
@@ -98,6 +99,7 @@ def train_clients(model: nn.Module, starts, dataset, tasks: list[ClientTask], *,
     for precision in sorted({t.config.precision for t in tasks}):
         check_precision(precision, device)
     layout = StateLayout.of(model)
+    check_corrections(tasks)
     shapes = {n: tuple(p.shape) for n, p in model.named_parameters() if n in set(layout.params)}
     for t in tasks:
         validate_init_opt_state(t, shapes)

@@ -87,6 +87,8 @@ def train_loop(template: nn.Module, starts: list[dict], dataset, tasks, streams:
             loss = regularised_loss(ce, plist, start_params[c], cfg.prox_mu or None, cfg.l2_in_loss or None)
             opt.zero_grad(set_to_none=True)
             loss.backward()
+            if tasks[c].correction is not None:
+                correct_grads(tasks[c], named[c], layout.params)
             if cfg.clip_norm is not None:
                 torch.nn.utils.clip_grad_norm_(plist, cfg.clip_norm)
             opt.step()
@@ -105,6 +107,16 @@ def train_loop(template: nn.Module, starts: list[dict], dataset, tasks, streams:
         results.append(ClientResult(t.client_id, state, delta, loss, steps, streams[c].n,
                                     _opt_state(opts[c], named[c], layout.params, t.config) if steps else None))
     return results
+
+
+def correct_grads(task, params: dict, names) -> None:
+    """The task's client-side ``correction`` (``ClientTask``) applied to its parameters' gradients."""
+    with torch.no_grad():
+        device = params[names[0]].device
+        new = task.correction({n: params[n].detach() for n in names}, {n: params[n].grad for n in names},
+                              {k: v.to(device) for k, v in (task.correction_state or {}).items()})
+        for n, g in new.items():
+            params[n].grad = g.to(params[n].grad.dtype)
 
 
 def seed_state(opt: torch.optim.Optimizer, params: dict, init: dict | None) -> None:

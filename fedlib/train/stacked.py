@@ -139,6 +139,10 @@ class _LockStep:
                                                              h_all.any_prox, h_all.any_l2)
         self.merged = _batch_draws_nothing(dataset, {t.config.augment for t in tasks}, streams[0].data_device)
         self.float_dtype = streams[0].float_dtype
+        # the client-side correction (ClientTask.correction, one per group) and every client's state
+        self.correction = tasks[0].correction
+        self.cstate = {k: _stack([t.correction_state[k].to(device) for t in tasks])
+                       for k in (tasks[0].correction_state or {})} if self.correction is not None else {}
 
     def __call__(self, st: _Stacks, active: list[int]) -> None:
         pos = {c: i for i, c in enumerate(st.rows)}
@@ -162,6 +166,8 @@ class _LockStep:
         losses, ce = self._losses(leaves, b, X, Y, M, p0, h)
         grads = torch.autograd.grad(losses.sum(), [leaves[k] for k in self.pnames])
         with torch.no_grad():
+            if self.correction is not None:
+                grads = self._corrected(st, idx, p, grads)
             if h.any_clip:
                 grads = clip_by_total_norm(list(grads), h.clip)
             new_p, new_opt = self.optim.step(p, grads, self.pnames, st.opt, sel, st.step_count, h)
@@ -169,6 +175,15 @@ class _LockStep:
                 _replace_all(st, new_p, b, new_opt, ce)
             else:
                 _write_rows(st, idx, new_p, b, new_opt, ce, self.pnames, self.onames)
+
+    def _corrected(self, st: _Stacks, idx: Tensor | None, p: dict, grads) -> tuple:
+        """The correction rule vmapped over the stepped rows (their clients' own state rows)."""
+        rows = torch.tensor(st.rows, device=self.device)
+        rows = rows if idx is None else rows.index_select(0, idx)
+        state = {k: v.index_select(0, rows) for k, v in self.cstate.items()}
+        g = dict(zip(self.pnames, grads))
+        new = vmap(self.correction)({k: p[k].detach() for k in self.pnames}, g, state)
+        return tuple(new[k].to(g[k].dtype) if k in new else g[k] for k in self.pnames)
 
     def _losses(self, leaves, b, X, Y, M, p0, h: Hyper) -> tuple[Tensor, Tensor]:
         """Per-client (regularised loss, cross-entropy); bf16: in autocast, the backward outside."""

@@ -14,113 +14,123 @@
 # ---
 
 # %% [markdown]
-# # Your own strategy: a new SAFL aggregation rule and a new split-FL add-on
+# # Your own FL idea: a server rule, a split-FL add-on and a client-side rule
 #
-# A tutorial for practitioners who want to try *their* idea inside fedlib, with only its public
-# API (every import below is a public name; nothing in `fedlib/` is edited). Three parts:
+# A tutorial for practitioners who want to try *their* idea inside fedlib with its public API only
+# (`fedlib.plugins`, `fedlib.testing` and two helpers of `fedlib.reporting`; nothing in `fedlib/` is
+# edited). Each idea is one small class, registered with one call, then
 #
-# 1. **A new semi-asynchronous (SAFL) strategy** — FedAvg whose K buffered models are weighted by
-#    (1 + staleness)^−a, the polynomial staleness discount of FedAsync — as a `Strategy` subclass
-#    (`aggregate` is the whole algorithm), registered with one call and run beside FedAvg on
-#    UCI Adult through the same simulator, clock and result store as FedQS and its baselines
-#    (spec [`fedqs.md`](../../docs/spec/fedqs.md) §1 for the clock and the buffer, §5–§6 for the
-#    baselines' contract).
-# 2. **A new split-FL add-on** — a server-side hook like SMoFi's momentum fusion
-#    (spec [`smofi.md`](../../docs/spec/smofi.md) §2): after every lock-step, each active server
-#    surrogate's momentum is pulled towards the surrogates' mean by a factor λ. A `ServerAddon`
-#    subclass, registered with one call, run beside SFLV1 and SMoFi on split CIFAR-10.
-# 3. **Reading the results back** from the result store (`ResultStore.get`, `ResultStore.list`)
-#    into one table.
+# 1. **checked** by the conformance kit (`fedlib.testing`): the same seed twice gives the same run,
+#    the options round-trip, the *identity case you name* holds (e.g. "a = 0 equals FedAvg", bit for
+#    bit) and the stacked client engine agrees with the loop one;
+# 2. **compared with its base on paired seeds** (same seed ⇒ same partition, delays and batches) with
+#    a 95 % interval of the difference.
 #
-# This is a tutorial, not a paper table: no numbers are compared with the papers, and at `smoke`
-# the accuracies are those of a few rounds on a few hundred images — they show the plumbing works,
-# not which method is better.
+# The three ideas:
 #
-# Profiles: `smoke` (seconds, CI: Adult with 10 clients / K = 3, 12 rounds; CIFAR-10 with 600
-# images, 6 clients / 3 per round, 4 rounds), `cpu` (the same scale on 3 seeds: a tutorial teaches the
-# API, it judges no claim), `paper` (Adult at the paper's scale — 100 clients, K = 10, 400 rounds,
-# 3 seeds; the split part at SMoFi's setting, ResNet-18 on all of CIFAR-10, 200 rounds — needs a GPU).
+# * **a server rule** for semi-asynchronous FL (SAFL): FedAvg whose K buffered models are weighted by
+#   (1 + staleness)^−a (spec [`fedqs.md`](../../docs/spec/fedqs.md) §1 for the clock and the buffer,
+#   §5–§6 for the strategies' contract);
+# * **a split-FL add-on**: after every lock-step each active server surrogate's momentum is pulled
+#   towards the surrogates' mean by λ (a simpler cousin of SMoFi's fusion, spec
+#   [`smofi.md`](../../docs/spec/smofi.md) §2);
+# * **a client-side rule**: every client adds μ (w − w_global) to its gradients — FedProx written as a
+#   plug-in; FedDyn- or SCAFFOLD-like terms are written the same way.
+#
+# A registered class's runs are stored under its config *and its code*: edit a method, register the
+# class again, and the next run recomputes instead of returning the old result.
+#
+# This is a tutorial, not a paper table: at `smoke` the runs are a few rounds on a few hundred
+# samples over two seeds — they show the workflow, not which method is better. The profile only sets
+# the number of seeds (`smoke` 2, `cpu` 3, `paper` 5) at the same small scale.
 
 # %% tags=["parameters"]
 # Edit a value here and Run All (JupyterLab), or run: fedlib reproduce --only tutorials/your_own_strategy -p NAME=VALUE
-profile = "auto"     # smoke | cpu | paper | auto ($FEDLIB_PROFILE, else paper with a GPU, else cpu)
-a = None             # staleness exponent of the new SAFL strategy: weight (1 + staleness)^-a
-safl_preset = None   # the SAFL task preset both strategies run on
-safl_rounds = None   # global rounds of the SAFL runs; None means the preset's
-seeds = None         # seeds of the SAFL runs
-mix = None           # lambda of the new split-FL add-on: m_j <- (1 - lambda) m_j + lambda * mean
-split_preset = None  # the split-FL task preset SFLV1, SMoFi and the add-on run on
-split_rounds = None  # rounds of the split runs; None means the preset's
+profile = "auto"  # smoke | cpu | paper | auto ($FEDLIB_PROFILE, else paper with a GPU, else cpu)
+seeds = None      # the paired seeds; None means 2 (smoke), 3 (cpu) or 5 (paper)
+a = 0.5           # staleness exponent of the server rule: weight (1 + staleness)^-a
+mix = 0.5         # lambda of the split-FL add-on: m_j <- (1 - lambda) m_j + lambda * mean
+mu = 0.1          # weight of the client-side rule's term mu (w - w_global)
 
 # %%
 # NBVAL_CHECK_OUTPUT
-import os
-
-from fedlib.reporting import apply_knobs, resolve_profile, show_settings
-
-profile = resolve_profile(profile)
-SETTINGS = {
-    "smoke": dict(a=0.5, safl_preset="fedavg-adult-gender-smoke", safl_rounds=12, seeds=[0],
-                  mix=0.5, split_preset="sflv1-cifar10-smoke", split_rounds=4),
-    # a tutorial, not a claim: the cpu report runs the smoke scale on three seeds (seconds each)
-    "cpu": dict(a=0.5, safl_preset="fedavg-adult-gender-smoke", safl_rounds=12, seeds=[0, 1, 2],
-                mix=0.5, split_preset="sflv1-cifar10-smoke", split_rounds=4),
-    "paper": dict(a=0.5, safl_preset="fedavg-adult-gender", safl_rounds=None, seeds=[0, 1, 2],
-                  mix=0.5, split_preset="sflv1-cifar10", split_rounds=None),
-}
-settings = apply_knobs(SETTINGS[profile], globals(), lists=("seeds",))  # knobs set above override the profile
-S = settings
-show_settings(settings, profile)
-
-# %%
 import tempfile
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
 import matplotlib.pyplot as plt
 import pandas as pd
-from matplotlib.ticker import MaxNLocator
 import seaborn as sns
 import torch
 
-from fedlib.core.errors import check
-from fedlib.experiments import RunConfig, register_algorithm, run
-from fedlib.reporting import results_store, save_figure
+from fedlib.plugins import ResultStore, RunConfig, ServerAddon, Strategy, check, register, sweep, weighted_model_average
+from fedlib.reporting import interval_text, paired_difference, resolve_profile, save_figure
+from fedlib.testing import Identity, check_addon, check_strategy
 
-torch.set_num_threads(int(os.environ.get("OMP_NUM_THREADS", "1")))
+profile = resolve_profile(profile)
+SEEDS = list(seeds) if seeds else list(range({"smoke": 2, "cpu": 3, "paper": 5}[profile]))
+torch.set_num_threads(1)
 sns.set_theme(style="whitegrid", context="notebook")
-# a store of this tutorial's own, beside the project's: a run of an algorithm registered in a notebook can
-# be read back only where that registration ran, so it stays out of the store the reports (and ledger/) share
-STORE = results_store(Path(tempfile.gettempdir()) / "fedlib-your-own-strategy")
-GROUP = "tutorials"
-T0 = time.perf_counter()
+# the tutorial's own store, in the system's temporary folder: its runs stay out of the store the reports share
+STORE = ResultStore(Path(tempfile.gettempdir()) / "fedlib-your-own-strategy")
+print(f"profile {profile}: seeds {SEEDS}")
 
 # %% [markdown]
-# ## 1. A new SAFL strategy in a few dozen lines
-#
-# The SAFL simulator (`fedlib.safl.simulator`) owns the virtual clock, the FIFO buffer and local
-# training; a strategy only decides what the K buffered updates become. The contract
-# (`fedlib.safl.strategy`): `aggregate(global_state, updates, ctx)` receives the K `Update`s of the
-# round — each with its trained model `state`, its `delta`, `num_samples`, `client_id` and
-# `staleness` (current round − the version it trained from) — and returns the new global state.
-# `Options` is a dataclass: its fields become `options.<name>` of the run config, checked once
-# when the config is built. `client_rows()` (optional) hands per-client records to the run's
-# `clients` table in the store.
-#
-# Our rule: w ← Σ_j p_j w_j with p_j ∝ (1 + τ_j)^−a, τ_j the staleness of update j. With a = 0
-# it is FedAvg's plain mean; a larger a trusts stale updates less.
+# Runs are typed configs: a task preset, then `replace(...)` with the algorithm, its options and the
+# seed (sections as dicts, e.g. `local={"lr": 0.05}`); every value is checked when the config is built.
+# The comparison helper runs every (method, seed) cell — on two worker processes, which rebuild the
+# classes registered in this notebook — and gives a paired 95 % interval of method − base.
 
 # %%
-from fedlib.safl.algorithms import strategy_factory
-from fedlib.safl.strategy import Strategy, weighted_model_average
+SAFL_TASK = RunConfig.from_preset("fedavg-adult-gender-smoke").replace(rounds=12)
+SPLIT_TASK = RunConfig.from_preset("sflv1-cifar10-smoke").replace(rounds=4)
 
 
+def compare(task, methods, base):
+    """Run ``methods`` ({label: (algorithm, options)}) on ``task`` for every seed; return the final
+    accuracies (one row per run), the histories and the paired difference of each method with ``base``."""
+    cfgs = {(label, s): task.replace(algorithm=alg, options=opts, seed=s)
+            for label, (alg, opts) in methods.items() for s in SEEDS}
+    sweep(list(cfgs.values()), workers=2, store=STORE, progress=False)
+    runs = {key: STORE.get(cfg) for key, cfg in cfgs.items()}
+    final = pd.DataFrame([{"method": label, "seed": s, "final accuracy": 100 * r.summary["final_accuracy"],
+                           "code": (r.code or {}).get("made_by", "built-in")} for (label, s), r in runs.items()])
+    curves = pd.concat([r.history.assign(method=label, seed=s) for (label, s), r in runs.items()], ignore_index=True)
+    diffs = {label: paired_difference(final, "final accuracy", label, base) for label in methods if label != base}
+    return final, curves, diffs
+
+
+def say(diffs, base):
+    """One line per method: the paired difference, its 95 % interval and what it resolves."""
+    for label, d in diffs.items():
+        if d["n"] < 2:
+            word = "one pair cannot measure its own noise: add seeds"
+        elif d["lo"] > 0 or d["hi"] < 0:
+            word = f"resolved: {label} is {'better' if d['lo'] > 0 else 'worse'} than {base} here"
+        else:
+            word = "not resolved: the interval contains 0"
+        print(f"{label} − {base}: {d['mean']:+.2f} points, 95% interval {interval_text(d['lo'], d['hi'])} "
+              f"over {d['n']} seeds ({d['wins']} won) — {word}")
+
+
+# %% [markdown]
+# ## 1. A server rule: staleness-weighted FedAvg
+#
+# The SAFL simulator owns the virtual clock, the FIFO buffer and local training; a strategy decides
+# what the K buffered updates become. `aggregate(global_state, updates, ctx)` receives the round's
+# `Update`s — each with its trained model `state`, `delta`, `num_samples`, `client_id` and `staleness`
+# (current round − the version it trained from) — and returns the new global state. The class
+# declares its `name` and an `Options` dataclass (its fields become `options.<name>` of a run,
+# checked when the config is built; the strategy reads `self.options`); its docstring is its
+# description. Nothing else is required.
+#
+# Rule: w ← Σ_j p_j w_j with p_j ∝ (1 + τ_j)^−a. With a = 0 it is FedAvg's plain mean — the identity case.
+
+# %%
 class StalenessWeightedAvg(Strategy):
-    """FedAvg in SAFL with each buffered model weighted by (1 + staleness)^-a, normalised."""
+    """FedAvg with the buffered models weighted by (1 + staleness)^-a"""
 
-    name, aggregation = "staleness-avg", "model"
-    reads_unaggregated = False  # nothing but aggregate() reads a training's result
+    name = "staleness-avg"
 
     @dataclass
     class Options:
@@ -129,114 +139,49 @@ class StalenessWeightedAvg(Strategy):
         def __post_init__(self):
             check(self.a >= 0, f"options.a must be >= 0, got {self.a}", "set options.a=0.5")
 
-    def __init__(self, options=None):
-        super().__init__(options)
-        self.rows = []  # one record per aggregated update, for client_rows()
-
     def aggregate(self, global_state, updates, ctx):
         w = torch.tensor([(1.0 + u.staleness) ** -self.options.a for u in updates], dtype=torch.float64)
-        w = w / w.sum()
-        self.rows += [{"round": ctx.round + 1, "client": u.client_id, "staleness": u.staleness,
-                       "weight": float(p)} for u, p in zip(updates, w)]
-        return weighted_model_average([u.state for u in updates], w)
-
-    def client_rows(self):
-        rows, self.rows = self.rows, []
-        return rows
+        return weighted_model_average([u.state for u in updates], w / w.sum())
 
 
-# one call: the name is now runnable with every SAFL task preset (in this Python process)
-safl_entry = register_algorithm("safl", "staleness-avg", strategy_factory(StalenessWeightedAvg),
-                                options=StalenessWeightedAvg.Options,
-                                description="FedAvg with buffered models weighted by (1 + staleness)^-a")
-
-# %% [markdown]
-# A run is a config: the task preset with `algorithm=` and `options.*=` overrides. `run(cfg)` trains
-# it, or returns the stored result when the store already holds that config. We run FedAvg and
-# the new strategy on the same task, delays and seeds — and the new strategy once more with a = 0,
-# which must reproduce FedAvg exactly: a cheap test that the new code path is the one we think.
+register(StalenessWeightedAvg)
+print(check_strategy(StalenessWeightedAvg, identity=Identity("a = 0 equals FedAvg", {"a": 0.0}, "fedavg")))
 
 # %%
-def safl_config(algorithm, seed, *options):
-    extra = [] if S["safl_rounds"] is None else [f"rounds={S['safl_rounds']}"]
-    return RunConfig.from_preset(S["safl_preset"]).with_overrides(
-        [f"algorithm={algorithm}", f"seed={seed}", *extra, *options])
-
-
-SAFL_RUNS = {  # label -> one config per seed
-    "FedAvg": [safl_config("fedavg", s) for s in S["seeds"]],
-    f"staleness-avg a={S['a']}": [safl_config("staleness-avg", s, f"options.a={S['a']}") for s in S["seeds"]],
-}
-safl_results = {label: [run(c, store=STORE) for c in cfgs] for label, cfgs in SAFL_RUNS.items()}
-a0 = run(safl_config("staleness-avg", S["seeds"][0], "options.a=0"), store=STORE)
-same = a0.history["accuracy"].equals(safl_results["FedAvg"][0].history["accuracy"])
-print(f"staleness-avg with a=0 reproduces FedAvg's accuracy curve exactly: {same}")
-
-# %%
-curves = pd.concat([r.history.assign(method=label, seed=r.config["seed"])
-                    for label, rs in safl_results.items() for r in rs], ignore_index=True)
-weights = safl_results[f"staleness-avg a={S['a']}"][0].clients  # the strategy's client_rows()
-fig, axes = plt.subplots(1, 2, figsize=(12, 3.8))
-sns.lineplot(data=curves, x="round", y="accuracy", hue="method", errorbar=("ci", 95), seed=0, ax=axes[0])
-axes[0].set_title(f"SAFL, {SAFL_RUNS['FedAvg'][0].data.dataset}: test accuracy ({len(S['seeds'])} seed(s))")
-k = SAFL_RUNS["FedAvg"][0].safl.k
-sns.scatterplot(data=weights, x="staleness", y="weight", alpha=0.4, color=sns.color_palette()[1], ax=axes[1])
-axes[1].axhline(1 / k, color="grey", ls="--", lw=1)  # FedAvg's weight, 1/K
-axes[1].set_title(f"staleness-avg's weights, seed {S['seeds'][0]} (dashed: 1/K, K = {k})")
-for ax in axes:
-    ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-save_figure(fig, "your_own_strategy_safl", profile, GROUP)
-plt.show()
+safl_final, safl_curves, safl_diffs = compare(
+    SAFL_TASK, {"FedAvg": ("fedavg", {}), f"staleness-avg a={a}": ("staleness-avg", {"a": a})}, "FedAvg")
+say(safl_diffs, "FedAvg")
 
 # %% [markdown]
-# Left: accuracy per round (the band: a 95% bootstrap interval over seeds, when there are several).
-# Right: the weight each aggregated update received, by its staleness — read from the run's
-# `clients` table, which the strategy filled through `client_rows()`. An update's weight depends on
-# the staleness of the others in its round too; fresh updates weigh more than FedAvg's 1/K, stale
-# ones less.
-
-# %% [markdown]
-# ## 2. A new split-FL add-on in a few dozen lines
+# ## 2. A split-FL add-on: momentum mixing
 #
 # In split FL (SFLV1) every selected client trains its copy of the client part while the server
-# trains one *surrogate* of its part per client, all in lock-step. An add-on
-# (`fedlib.split.addons.ServerAddon`) is what the server does on top of the base method; its hooks:
-# `prepare(server_names, local)` (once), `engine_hook` — a function `hook(step, active, buffers)`
-# the training engine calls after every lock-step with every client's optimizer state —
-# `start_round`, `update` (the server update of the round's average), `after_round`, and
-# `state_dict` / `load_state_dict` for exact resume. Every hook has a harmless default.
+# trains one *surrogate* of its part per client, in lock-step. An add-on (`ServerAddon`) is what the
+# server does on top of the base method; its hooks all have harmless defaults: `prepare(server_names,
+# local)` (once), `engine_hook` — a function `hook(step, active, buffers)` the training engine calls
+# after every lock-step with every client's optimizer state — `start_round`, `update`, `after_round`,
+# `state_dict` / `load_state_dict`. `buffers.get("momentum_buffer", name)` is the stacked
+# `[clients, ...]` momentum of one parameter; `buffers.set(kind, name, value, mask)` writes rows back.
 #
-# `buffers.get("momentum_buffer", name)` is the stacked `[clients, ...]` momentum of one
-# parameter; `buffers.set(kind, name, value, mask)` writes rows back. SMoFi
-# (`fedlib.split.smofi.SMoFiHook`) replaces each active surrogate's server-part momentum by a
-# staleness-weighted mean over all the round's clients. Our simpler add-on *mixes*: after every
-# lock-step, m_j ← (1 − λ) m_j + λ · mean_{active i} m_i for every active surrogate j. λ = 0 is
-# SFLV1; λ = 1 is SMoFi with finished clients dropped and the mean taken over the active ones
-# (`stale=drop`, `renormalise=true`).
-#
-# `addon_factory(cls)` (`fedlib.split.algorithms`) is the split-FL twin of `strategy_factory`:
-# FedAvg as the base method, your add-on built from the run's options instance.
+# Our add-on: m_j ← (1 − λ) m_j + λ · mean_{active i} m_i for every active surrogate j. `register`
+# makes it `fedavg+mix` (`base=("fedavg", "fedprox")` would add `fedprox+mix` too, its options beside
+# FedProx's). λ = 0 is FedAvg (SFLV1) — the identity case.
 
 # %%
-from fedlib.split.addons import ServerAddon
-from fedlib.split.algorithms import addon_factory
-
-
-@dataclass
-class MixOptions:
-    mix: float = 0.5  # lambda in [0, 1]
-
-    def __post_init__(self):
-        check(0 <= self.mix <= 1, f"options.mix must be in [0, 1], got {self.mix}", "set options.mix=0.5")
-
-
 class MomentumMixing(ServerAddon):
-    """After every lock-step, pull each active server surrogate's momentum towards their mean."""
+    """FedAvg + the server surrogates' momentum mixed towards their mean after every lock-step"""
 
     name = "mix"
 
-    def __init__(self, mix: float = 0.5):  # from_options(MixOptions(...)) calls cls(mix=...)
-        self.options = MixOptions(mix)
+    @dataclass
+    class Options:
+        mix: float = 0.5  # lambda in [0, 1]
+
+        def __post_init__(self):
+            check(0 <= self.mix <= 1, f"options.mix must be in [0, 1], got {self.mix}", "set options.mix=0.5")
+
+    def __init__(self, options=None):
+        super().__init__(options)  # self.options: the run's Options instance
         self.names = []
 
     def check_framework(self, framework):
@@ -261,84 +206,84 @@ class MomentumMixing(ServerAddon):
             buffers.set("momentum_buffer", n, (1 - lam) * m + lam * mean, mask=on)
 
 
-split_entry = register_algorithm("split", "fedavg+mix", addon_factory(MomentumMixing), options=MixOptions,
-                                 description="FedAvg + server surrogates' momentum mixed towards their mean")
+register(MomentumMixing)
+print(check_addon(MomentumMixing, identity=Identity("λ = 0 equals FedAvg (SFLV1)", {"mix": 0.0}, "fedavg")))
 
 # %%
-def split_config(algorithm, *options):
-    extra = [] if S["split_rounds"] is None else [f"rounds={S['split_rounds']}"]
-    return RunConfig.from_preset(S["split_preset"]).with_overrides([f"algorithm={algorithm}", *extra, *options])
-
-
-SPLIT_RUNS = {
-    "SFLV1": split_config("sflv1"),
-    "SMoFi": split_config("smofi"),
-    f"FedAvg + mixing λ={S['mix']}": split_config("fedavg+mix", f"options.mix={S['mix']}"),
-}
-split_results = {label: run(c, store=STORE) for label, c in SPLIT_RUNS.items()}
-# lambda = 1 against SMoFi with the same fusion target: the same computation by another code path
-full = run(split_config("fedavg+mix", "options.mix=1.0"), store=STORE)
-drop = run(split_config("smofi", "options.stale=drop", "options.renormalise=true"), store=STORE)
-gap = (full.history["accuracy"] - drop.history["accuracy"]).abs().max()
-print(f"mixing with λ=1 vs SMoFi(stale=drop, renormalise=true): largest accuracy difference {gap:.2e}")
-
-# %%
-split_curves = pd.concat([r.history.assign(method=label) for label, r in split_results.items()],
-                         ignore_index=True)
-cfg0 = SPLIT_RUNS["SFLV1"]
-fig, ax = plt.subplots(figsize=(7, 3.8))
-sns.lineplot(data=split_curves, x="round", y="accuracy", hue="method", marker="o", ax=ax)
-ax.xaxis.set_major_locator(MaxNLocator(integer=True))
-ax.set_title(f"split {cfg0.data.dataset}, {cfg0.model.name} cut after {cfg0.model.cut}: "
-             f"{cfg0.split.per_round} of {cfg0.split.clients} clients per round")
-save_figure(fig, "your_own_strategy_split", profile, GROUP)
-plt.show()
+split_final, split_curves, split_diffs = compare(
+    SPLIT_TASK, {"SFLV1": ("fedavg", {}), f"mixing λ={mix}": ("fedavg+mix", {"mix": mix})}, "SFLV1")
+say(split_diffs, "SFLV1")
 
 # %% [markdown]
-# ## 3. Reading the results back from the store
+# ## 3. A client-side rule: FedProx as a plug-in
 #
-# Every `run` above wrote its history, per-client records and summary to the result store, keyed
-# by the hash of its full config (`cfg.config_hash()`). Re-running this notebook trains nothing:
-# `run` finds each config in the store. Any later session reads the same results without training
-# — `ResultStore.get(cfg)` returns the `RunResult` (history, clients, summary, config),
-# `ResultStore.list()` one row per stored run (also `fedlib results list` on the command line).
-#
-# The store keys a run by its *config*, not by your code: after editing `aggregate` or
-# `mix_momentum`, register the algorithm under a new name (or add an option) — or remove the old
-# results (`STORE.rm(hash)`, `fedlib results rm HASH`) — or the store hands back the old runs.
+# A strategy may also change how clients train: `correct_grads(params, grads, state)` is called by
+# the training engine after every backward pass, for every client, with that client's trainable
+# parameters and gradients (dicts of tensors by name) and the `state` that `correction_state(client,
+# ctx)` returned when its training started; it returns the corrected gradients. Written with plain
+# tensor operations it runs per client in the loop engine and vectorised (`torch.func.vmap`) in the
+# stacked one — the kit's `backends` check compares the two. Here the state is the global model the
+# client started from, and the rule adds μ (w − w_global): FedProx. A control variate (SCAFFOLD) or
+# FedDyn's linear term would be kept per client by the strategy and returned by `correction_state`.
 
 # %%
-ALL = [(label, c) for label, cfgs in SAFL_RUNS.items() for c in cfgs] + list(SPLIT_RUNS.items())
-rows = []
-for label, cfg in ALL:
-    res = STORE.get(cfg)  # read back from disk, checksums verified
-    rows.append({"method": label, "hash": res.config_hash[:12], "paradigm": res.config["paradigm"],
-                 "algorithm": res.config["algorithm"], "options": res.config.get("options") or {},
-                 "seed": res.config["seed"], "rounds": len(res.history),
-                 "best accuracy": res.history["accuracy"].max(),
-                 "final accuracy": res.summary["final_accuracy"]})
-table = pd.DataFrame(rows)
-listed = STORE.list().set_index("hash")  # the store's own index of every stored run
-table["status"] = table["hash"].map(listed["status"])
-table["profile"] = table["hash"].map(listed["profile"])
-print(f"store: {STORE.root.name} in the system's temporary folder ({len(listed)} runs stored); the cells after the imports took "
-      f"{time.perf_counter() - T0:.0f}s (a run found in the store is read, not trained)")
-table.round(4)
+class ProxAvg(Strategy):
+    """FedAvg whose clients add mu (w - w_global) to every gradient (FedProx as a client-side rule)"""
+
+    name = "prox-avg"
+
+    @dataclass
+    class Options:
+        mu: float = 0.1
+
+        def __post_init__(self):
+            check(self.mu >= 0, f"options.mu must be >= 0, got {self.mu}", "set options.mu=0.1")
+
+    def correction_state(self, client_id, ctx):
+        start = ctx.global_history(1)[-1]  # the global model this training starts from
+        return {k: v for k, v in start.items() if v.is_floating_point()}
+
+    def correct_grads(self, params, grads, state):
+        return {k: g + self.options.mu * (params[k] - state[k]) for k, g in grads.items()}
+
+    def aggregate(self, global_state, updates, ctx):
+        w = torch.full((len(updates),), 1.0 / len(updates), dtype=torch.float64)  # FedAvg's mean
+        return weighted_model_average([u.state for u in updates], w)
+
+
+register(ProxAvg)
+print(check_strategy(ProxAvg, identity=Identity("mu = 0 equals FedAvg", {"mu": 0.0}, "fedavg")))
 
 # %%
-# the same table, one line per method: mean over seeds
-(table.groupby(["paradigm", "method"], sort=False)[["best accuracy", "final accuracy"]]
- .agg(["mean", "count"]).round(4))
+prox_final, prox_curves, prox_diffs = compare(
+    SAFL_TASK, {"FedAvg": ("fedavg", {}), f"prox-avg mu={mu}": ("prox-avg", {"mu": mu})}, "FedAvg")
+say(prox_diffs, "FedAvg")
 
 # %% [markdown]
-# **What you used** — all public: `fedlib.safl.strategy.Strategy` and `weighted_model_average`,
-# `fedlib.safl.algorithms.strategy_factory`, `fedlib.split.addons.ServerAddon`,
-# `fedlib.split.algorithms.addon_factory`, `fedlib.experiments.register_algorithm`, `RunConfig`,
-# `run`, and the store's `get` / `list` (`fedlib.reporting.results_store(path)`: here a store of
-# the tutorial's own, in the system's temporary folder; without a path it is the store the reports share). One registration per algorithm; nothing in `fedlib/` was edited.
+# ## 4. The runs, read back from the store
 #
-# Two things to know: a run of an algorithm registered in a notebook exists only where that
-# registration ran, so use `run` (or `fedlib.reporting.run_all` with one worker) rather than a
-# process pool (`sweep(workers=2)` starts fresh processes that do not know the name); and to test a
-# new rule properly, check it against a hand-computed step, as `tests/test_addon_factory.py` does
-# for the add-on above (λ = 1 equals SMoFi's active-only fusion).
+# Every run above is in the store, keyed by its config and, for the three classes, their code
+# (`code`: the class that made the run). Running this notebook again trains nothing; editing one of
+# the classes recomputes that class's runs only.
+
+# %%
+curves = pd.concat([safl_curves, prox_curves.query("method != 'FedAvg'")], ignore_index=True)
+for name, data, task in (("safl", curves, SAFL_TASK), ("split", split_curves, SPLIT_TASK)):
+    fig, ax = plt.subplots(figsize=(7, 3.8))
+    sns.lineplot(data=data, x="round", y="accuracy", hue="method", errorbar=("ci", 95), seed=0, marker="o", ax=ax)
+    ax.set_title(f"{name} ({task.data.dataset}): test accuracy, band = 95% interval over {len(SEEDS)} seeds")
+    save_figure(fig, f"your_own_strategy_{name}", profile, "tutorials")
+    plt.show()
+
+# %%
+table = pd.concat([safl_final, split_final, prox_final.query("method != 'FedAvg'")], ignore_index=True)
+table.groupby(["method", "code"], sort=False)["final accuracy"].agg(["mean", "std", "count"]).round(2)
+
+# %% [markdown]
+# **What you used**: `fedlib.plugins` (`Strategy`, `ServerAddon`, `register`, `weighted_model_average`,
+# `RunConfig`, `sweep`, `ResultStore`, `check`), `fedlib.testing` (`check_strategy`, `check_addon`,
+# `Identity`) and `fedlib.reporting`'s `paired_difference` / `interval_text` (and `save_figure`,
+# `resolve_profile` for the reports). To go further than the kit's identity case, test a rule against
+# a hand-computed step, as `tests/test_addon_factory.py` does for the add-on (λ = 1 equals SMoFi's
+# active-only fusion) and `tests/test_client_correction.py` for the client rule (equal to the
+# engine's own proximal term).

@@ -4,7 +4,8 @@ The paradigm packages list their algorithms as :class:`~fedlib.core.protocols.Al
 ``CATALOG`` (``fedlib.safl.algorithms``, ``fedlib.split.algorithms``, ``fedlib.experiments.running.toy``);
 the first time a paradigm is asked for, this module imports its catalog and registers every entry,
 so the algorithms never import the experiment layer. An import error there is a real error and
-propagates. Your own algorithm is one call (e.g. in a notebook)::
+propagates. A ``Strategy`` or ``ServerAddon`` class is registered with ``fedlib.plugins.register(cls)``
+(issue 61); any other trainer is one call (e.g. in a notebook)::
 
     @dataclass
     class MyOptions:
@@ -26,13 +27,14 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import importlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Callable
 
 from fedlib.core.dataclass_io import build_options
 from fedlib.core.errors import FedlibError
 
-__all__ = ["AlgorithmEntry", "register_algorithm", "get_algorithm", "algorithms", "paradigms"]
+__all__ = ["AlgorithmEntry", "register_algorithm", "get_algorithm", "algorithms", "paradigms", "user_entry",
+           "code_record"]
 
 # paradigm -> module whose CATALOG lists that paradigm's algorithms
 _CATALOGS = {
@@ -52,6 +54,19 @@ class AlgorithmEntry:
     trainer: Callable
     options: type | None = None
     description: str = ""
+    # issue 61: the fingerprint of a user registration's code (joins the run's hash; None for the
+    # built-in algorithms, whose hashes stay as they were) and what rebuilds it in a worker process
+    code: str | None = None
+    origin: tuple | None = field(default=None, compare=False, repr=False)
+
+    def code_record(self) -> dict | None:
+        """What a stored run records of the code that made it (None for a built-in algorithm)."""
+        if self.code is None:
+            return None
+        obj = self.origin[1] if self.origin else self.trainer
+        obj = getattr(obj, "__fedlib_class__", obj)
+        return {"fingerprint": self.code,
+                "made_by": f"{getattr(obj, '__module__', '?')}.{getattr(obj, '__qualname__', repr(obj))}"}
 
     def option_defaults(self) -> dict:
         """The options dataclass' defaults as a dict ({} when the algorithm has no options)."""
@@ -80,17 +95,28 @@ class AlgorithmEntry:
 
 
 def register_algorithm(paradigm: str, name: str, trainer: Callable, options: type | None = None,
-                       description: str = "") -> AlgorithmEntry:
+                       description: str = "", *, code: str | None = "auto",
+                       origin: tuple | None = None) -> AlgorithmEntry:
     """Register ``trainer`` (``trainer(cfg, options) -> Trainer``) as ``paradigm/name``.
 
     ``options`` is a dataclass whose fields are the algorithm's options (``cfg.options``).
-    Re-registering the same name replaces the entry (handy in notebooks).
+    Re-registering the same name replaces the entry (handy in notebooks). ``code``: the fingerprint
+    of the registration's code, which joins its runs' hashes (default: computed from ``trainer``, the
+    strategy or add-on class a factory wraps, and ``options``; the built-in catalogs pass None).
+    ``origin``: what rebuilds the registration in a worker process (default: these arguments).
+    Prefer :func:`fedlib.plugins.register` for a Strategy or ServerAddon class.
     """
+    from fedlib.experiments.config.plugin_code import fingerprint, user_code
+
     if options is not None and not (isinstance(options, type) and dataclasses.is_dataclass(options)):
         raise TypeError(f"options for {paradigm}/{name} must be a dataclass type, got {options!r}")
     if not callable(trainer):
         raise TypeError(f"trainer for {paradigm}/{name} must be callable, got {trainer!r}")
-    entry = AlgorithmEntry(paradigm, name, trainer, options, description)
+    if code == "auto":
+        code = fingerprint(getattr(trainer, "__fedlib_class__", trainer),
+                           options if options is not None and user_code(options) else None)
+    entry = AlgorithmEntry(paradigm, name, trainer, options, description, code,
+                           origin or ("trainer", trainer, options, description))
     _REGISTRY[(paradigm, name)] = entry
     return entry
 
@@ -100,7 +126,7 @@ def _load(paradigm: str) -> None:
     if paradigm in _LOADED or paradigm not in _CATALOGS:
         return
     for spec in importlib.import_module(_CATALOGS[paradigm]).CATALOG:
-        register_algorithm(paradigm, spec.name, spec.trainer, spec.options, spec.description)
+        register_algorithm(paradigm, spec.name, spec.trainer, spec.options, spec.description, code=None)
     _LOADED.add(paradigm)
 
 
@@ -139,3 +165,17 @@ def get_algorithm(paradigm: str, name: str) -> AlgorithmEntry:
     raise FedlibError(f"unknown {paradigm} algorithm {name!r}",
                       (f"did you mean {close[0]}? " if close else "")
                       + f"use one of: {', '.join(names)}")
+
+
+
+def user_entry(paradigm: str, name: str) -> AlgorithmEntry | None:
+    """The entry of ``paradigm/name`` if a user registered it (it carries a code fingerprint), else None."""
+    entry = _REGISTRY.get((paradigm, name))
+    return entry if entry is not None and entry.code is not None else None
+
+
+def code_record(cfg) -> dict | None:
+    """The fingerprint and class of the code config ``cfg``'s algorithm runs when a user registered
+    it (:mod:`fedlib.experiments.config.plugin_code`); None for a built-in or unknown algorithm."""
+    entry = user_entry(cfg.paradigm, cfg.algorithm)
+    return None if entry is None else entry.code_record()

@@ -19,7 +19,7 @@ The ``local`` section is :class:`fedlib.train.LocalConfig` (owned by the trainin
 completed with their defaults) except the other paradigm's section (``safl`` / ``split``) and the
 labels that change no number (``profile``, ``checkpoint_every``), plus the fedlib version and the
 fingerprint of the dataset's files under the data root (:mod:`fedlib.data.fingerprint`): the key of
-the result store. ``fedlib results rehash`` re-keys a store written under an earlier scheme.
+the result store. A user-registered algorithm adds its code's fingerprint (issue 61), a built-in one nothing. ``fedlib results rehash`` re-keys a store written under an earlier scheme.
 """
 
 from __future__ import annotations
@@ -36,6 +36,7 @@ from pathlib import Path
 from fedlib.core.dataclass_io import (build_dataclass, coerce_fields, deep_merge, parse_overrides, plain,
                                       unknown_key_error)
 from fedlib.experiments.config.overrides import leaf_keys, merge_path, refuse_unread
+from fedlib.experiments.config.registry import code_record
 from fedlib.core.errors import FedlibError, check, check_choice
 from fedlib.data import DATASETS, PARTITIONS
 from fedlib.data.base import NORMALIZE
@@ -282,6 +283,8 @@ class RunConfig:
             d.pop(section)
         for label in LABEL_FIELDS:
             d.pop(label)
+        if (code := code_record(self)) is not None:  # issue 61: a user registration's runs are keyed by its code too
+            d["code"] = code["fingerprint"]
         return omit_hash_defaults(d)
 
     def resolve(self, data_fingerprint="current") -> "ResolvedRun":

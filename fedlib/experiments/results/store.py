@@ -86,6 +86,7 @@ class RunResult:
     path: Path | None = None
     cached: bool = False  # loaded from the store rather than computed now
     data_fingerprint: dict | None = None  # the dataset files it ran on (fedlib.data.fingerprint)
+    code: dict | None = None  # a user-registered algorithm's code fingerprint and class (issue 61)
 
     def __repr__(self) -> str:
         s = self.summary
@@ -384,7 +385,7 @@ class ResultStore:
             clients=csv_to_frame(snap["clients.csv"]),
             summary=json.loads(snap["summary.json"]),
             config_hash=h,
-            config=stored.get("config", {}),
+            config=stored.get("config", {}), code=stored.get("code"),
             path=self.root / h,
             cached=True,
             data_fingerprint=stored.get("data_fingerprint"),
@@ -405,8 +406,14 @@ class ResultStore:
     def config_blob(cfg, h: str, data_fingerprint) -> bytes:
         from fedlib import __version__
 
-        return json_bytes({"config_hash": h, "fedlib": __version__, "config": cfg.to_dict(),
-                            "data_fingerprint": data_fingerprint})
+        blob = {"config_hash": h, "fedlib": __version__, "config": cfg.to_dict(),
+                "data_fingerprint": data_fingerprint}
+        from fedlib.experiments.config.registry import code_record
+
+        code = code_record(cfg)
+        if code is not None:  # issue 61: which code made a run of a user-registered algorithm
+            blob["code"] = code
+        return json_bytes(blob)
 
     def write_config(self, cfg, data_fingerprint="current", config_hash: str | None = None) -> Path:
         """Record the config of a run that is starting (lets `results list` show partial runs).
@@ -438,7 +445,7 @@ class ResultStore:
                          clients=csv_to_frame(blobs["clients.csv"]),
                          summary=json.loads(blobs["summary.json"]), config_hash=h,
                          config=cfg.to_dict(), path=self.root / h, cached=False,
-                         data_fingerprint=fp)
+                         data_fingerprint=fp, code=json.loads(blobs["config.json"]).get("code"))
 
     def write_folder(self, h: str, blobs: dict[str, bytes], extra_done: dict | None = None) -> None:
         """Write ``blobs`` + a DONE marker listing their sha256 as the folder ``<root>/<h>``, whole."""

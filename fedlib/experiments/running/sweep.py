@@ -110,15 +110,20 @@ def expand(configs, seeds=None) -> list[RunConfig]:
 
 
 # ---------------------------------------------------------------------------- one cell
-def _init_worker(threads: int, parent: int | None = None) -> None:
+def _init_worker(threads: int, parent: int | None = None, plugins=None) -> None:
     """A pool worker's start: ``threads`` intra-op threads; with ``parent`` (the driver's pid), the
-    worker ends when the driver does (:func:`die_with_parent`)."""
+    worker ends when the driver does (:func:`die_with_parent`); ``plugins``: the driver's user
+    registrations the cells need (:func:`~fedlib.experiments.config.plugins.worker_payload`, issue 61)."""
     if parent is not None:
         die_with_parent(parent)
     os.environ["OMP_NUM_THREADS"] = str(threads)
     import torch
 
     torch.set_num_threads(threads)
+    if plugins:
+        from fedlib.experiments.config.plugins import restore
+
+        restore(plugins)
 
 
 def die_with_parent(parent: int) -> None:
@@ -140,17 +145,22 @@ def die_with_parent(parent: int) -> None:
 
 
 def run_cell(cfg_dict: dict, root: str, threads: int | None = None, payload: bool = False,
-             diverged: str = "raise"):
+             diverged: str = "raise", plugins=None):
     """Run one cell in this process; never raises (a failure comes back as status 'failed').
 
     Returns ``(status, hash, summary_or_error, files)``; ``files`` holds the CSV bytes of the
     result when ``payload`` (Ray: lets the driver store results from nodes without a shared disk);
-    ``diverged``: what a diverged run does (:data:`fedlib.experiments.running.runner.DIVERGED`).
+    ``diverged``: what a diverged run does (:data:`fedlib.experiments.running.runner.DIVERGED`);
+    ``plugins``: user registrations to restore first (Ray tasks; a pool's initializer restores them).
     """
     h = None
     try:
         if threads:
-            _init_worker(threads)
+            _init_worker(threads, plugins=plugins)
+        elif plugins:
+            from fedlib.experiments.config.plugins import restore
+
+            restore(plugins)
         from fedlib.experiments.running.runner import run
 
         cfg = RunConfig.from_dict(cfg_dict)
@@ -169,14 +179,23 @@ def run_cell(cfg_dict: dict, root: str, threads: int | None = None, payload: boo
 
 
 # ---------------------------------------------------------------------------- backends
+def _plugins(todo) -> list:
+    """The user registrations the cells of ``todo`` run, for the workers to rebuild (one FedlibError
+    naming an algorithm that cannot travel, before any worker starts)."""
+    from fedlib.experiments.config.plugins import worker_payload
+
+    return worker_payload({(cfg.paradigm, cfg.algorithm) for cfg in todo})
+
+
 def _local(todo, root, workers, on_done, diverged="raise"):
     from concurrent.futures import ProcessPoolExecutor, as_completed
     import multiprocessing as mp
 
     threads = default_threads() or 1
     ctx = mp.get_context("spawn")
+    plugins = _plugins(todo)
     with ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
-                             initargs=(threads, os.getpid())) as pool:
+                             initargs=(threads, os.getpid(), plugins)) as pool:
         futures = {pool.submit(run_cell, cfg.to_dict(), root, None, False, diverged): cfg for cfg in todo}
         for fut in as_completed(futures):
             cfg = futures[fut]
@@ -213,7 +232,8 @@ def _ray(todo, root, workers, address, store: ResultStore, on_done, diverged="ra
                 ray.shutdown()
                 ray.init(**kw)
     remote = ray.remote(num_cpus=1, max_retries=0)(run_cell)
-    refs = {remote.remote(cfg.to_dict(), root, 1, True, diverged): cfg for cfg in todo}
+    plugins = _plugins(todo)
+    refs = {remote.remote(cfg.to_dict(), root, 1, True, diverged, plugins): cfg for cfg in todo}
     pending = list(refs)
     while pending:
         ready, pending = ray.wait(pending, num_returns=1)
