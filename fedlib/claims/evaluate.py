@@ -106,8 +106,8 @@ def _missing(claim, profile: str, reading: str, found: list) -> list:
     out, seen = [], set()
     for c in claim.cells:
         label = c.label or c.setting
-        if (profile_of(c.report) == profile and c.kind != "info" and c.reading in ("", reading, default)
-                and label not in have and label not in seen):
+        if (profile_of(c.report) == profile and c.kind != "info" and not c.other_setting
+                and c.reading in ("", reading, default) and label not in have and label not in seen):
             seen.add(label)
             out.append(c)
     return out
@@ -165,7 +165,9 @@ def evaluate(root: Path | None = None, claims=None) -> list[Row]:
         for profile in sorted(by_profile, key=lambda p: ("cpu", "long", "paper").index(p) if p in
                               ("cpu", "long", "paper") else 9):
             readings = by_profile[profile]
-            for reading in sorted(readings, key=lambda r: (r != "paper", r)):
+            order = list(claim.readings) if claim.per_reading else []
+            for reading in sorted(readings, key=lambda r: (order.index(r) if r in order else len(order), r != "paper",
+                                                           r)):
                 out.append(_row(root, claim, profile, reading, readings[reading], entries))
             out += [Row(claim, profile, r, "not run", reason=gap_reason(root, claim, profile, r))
                     for r in claim.readings if r not in readings and claim.per_reading]
