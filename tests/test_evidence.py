@@ -87,3 +87,18 @@ def test_find_returns_the_rows_by_reading(tmp_path):
     got = find(tmp_path, "cpu/t", "s, A − B", "paired difference")
     assert set(got) == {"code-main", "paper"} and got["paper"][0].n == 3
     assert find(tmp_path, "cpu/none", "s, A − B") == {}
+
+
+def test_a_damaged_or_merge_conflicted_record_is_one_line_naming_the_file(tmp_path):
+    from fedlib.claims import drift
+    from fedlib.core.errors import FedlibError
+
+    (tmp_path / "reports" / "cpu").mkdir(parents=True)
+    bad = tmp_path / "reports" / "cpu" / "t.evidence.json"
+    bad.write_text('{"format": 1, "rows": [\n<<<<<<< HEAD\n{"setting": "x"}\n=======\n]}\n')
+    with pytest.raises(FedlibError, match="t.evidence.json is damaged"):
+        find(tmp_path, "cpu/t", "x")
+    (tmp_path / "benchmarks" / "results").mkdir(parents=True)
+    (tmp_path / "benchmarks" / "results" / "cross_cpu.json").write_text("[\n<<<<<<< HEAD\n]\n")
+    with pytest.raises(FedlibError, match="cross_cpu.json"):
+        drift.load(tmp_path)
