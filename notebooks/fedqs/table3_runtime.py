@@ -189,7 +189,7 @@ for fedqs, sync, agg, paper_sync, paper_fast, paper_acc in [
     if fedqs not in set(runs["method"]):
         continue
     for col, paper_value, what in (("virtual_time", paper_sync, "virtual time"), ("cost_time", float("nan"), "cost model"),
-                                   ("wall_time", float("nan"), "wall time")):
+                                   ("wall_time", float("nan"), "wall time (host-dependent, never judged)")):
         out.append({"table": "Table 3", "setting": f"{fedqs} vs synchronous {sync.split()[0]}",
                     "metric": f"runtime reduction to round T (%), {what}", "paper": paper_value,
                     "measured": reduction(fedqs, sync, col),
@@ -207,7 +207,8 @@ for fedqs, sync, agg, paper_sync, paper_fast, paper_acc in [
                     "measured": float(np.nanmean(to_target)) if to_target else float("nan"),
                     "note": f"baseline per task: {', '.join(f'{t}: {b}' for t, b in ref.items())}; virtual time to round T "
                     f"is the same for every method on one schedule, so the claim is read as time to the convergence "
-                    f"target; wall time to round T: {np.mean(wall) if wall else float('nan'):+.1f}%; {scale_note}"})
+                    f"target; wall time to round T (host-dependent, never judged): {np.mean(wall) if wall else float('nan'):+.1f}%; "
+                    f"{scale_note}"})
 for (task, agg, method), r in table.iterrows():  # the measured table itself
     out.append({"table": "Table 3", "setting": f"{TASKS[task][2]}, {method}", "metric": "virtual time to round T (ticks)",
                 "paper": float("nan"), "measured": r["virtual_time"],
