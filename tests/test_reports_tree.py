@@ -13,7 +13,7 @@ ROOT = Path(__file__).resolve().parents[1] / "reports"
 # the committed profiles (reports/smoke/ is git-ignored: nbval and smoke executions write there freely)
 PROFILES = sorted(p for p in ROOT.iterdir() if p.name != "smoke" and (p / "index.json").is_file()) \
     if ROOT.is_dir() else []
-SUFFIXES = (".comparison.csv", ".not_run.csv", ".curves.csv.gz", ".curves.csv", ".clients.csv", ".runs.json", ".ipynb", ".png",
+SUFFIXES = (".comparison.csv", ".evidence.json", ".not_run.csv", ".curves.csv.gz", ".curves.csv", ".clients.csv", ".runs.json", ".ipynb", ".png",
             ".csv")
 OWN = {"README.md", "index.json", ".index.lock"}
 

@@ -107,16 +107,22 @@ def test_long_data_is_all_50000_train_and_10000_test_images(monkeypatch):
     assert sum(len(p) for p in parts) == 50_000
 
 
-def test_ablations_long_is_drop_renormalised_against_the_paper_rule_on_three_seeds_sharing_main_runs():
+def test_ablations_long_screens_every_reading_against_fedavg_sharing_main_runs():
     ns = notebook_namespace("ablations", "long", "unique")
     cells, unique = ns["cells"], ns["unique"]
     labels = sorted({label for _, label, *_ in cells})
-    # the default execution: the paper's rule at every planned α (−0.05, −0.1, −0.5, −1) and drop + ÷Σ at α = −0.1
-    assert labels == sorted(["FedAvg (no fusion)", "decay, ÷|J^n| (paper), α=-0.05", "decay, ÷|J^n| (paper), α=-0.1",
-                             "decay, ÷|J^n| (paper), α=-0.5", "decay, ÷|J^n| (paper), α=-1", "drop, ÷Σ weights, α=-0.1"])
+    # the default execution: `text` at every planned α (−0.05, −0.1, −0.5, −1) and every other reading at α = −0.1
+    assert labels == sorted(["FedAvg (no fusion)", "reading text, α=-0.05", "reading text, α=-0.1",
+                             "reading text, α=-0.5", "reading text, α=-1", "reading text-weighted, α=-0.1",
+                             "reading data-share, α=-0.1", "reading fresh, α=-0.1", "reading drop-J, α=-0.1"])
     assert ns["LONG_ALPHAS"] == [-0.05, -0.1, -0.5, -1.0] and ns["S"]["alphas"] == ns["LONG_ALPHAS"]
     assert {fam for fam, *_ in cells} == {"staleness"} and {c[3] for c in cells} == {0, 1, 2}
-    assert len(unique) == 18
+    # the screen's readings run on the seeds `rule_seeds` names (fresh on every seed)
+    seeds = {label: sorted(c[3] for c in cells if c[1] == label) for label in labels}
+    assert seeds["reading fresh, α=-0.1"] == [0, 1, 2]
+    for rule, chosen in ns["S"]["rule_seeds"].items():
+        assert seeds[f"reading {rule}, α=-0.1"] == sorted(chosen)
+    assert len(unique) == 18 + sum(len(v) for v in ns["S"]["rule_seeds"].values())  # FedAvg, text × 4 α, fresh: 3 seeds
     main = {c.config_hash(None) for c in main_long_configs().values()}
     shared = [c for c in unique.values() if c.config_hash(None) in main]
     assert len(shared) == 6  # FedAvg and SMoFi at α = −0.1, seeds 0–2: main_accuracy's runs
@@ -198,7 +204,7 @@ def test_the_alpha_claim_reads_the_rows_the_long_ablations_write():
     ns = notebook_namespace("ablations", "long", "unique")
     claim = next(c for c in all_claims() if c.id == "smofi-alpha")
     planned = [a for a in ns["LONG_ALPHAS"] if a != -0.1]
-    assert {c.setting for c in claim.cells} == {f"{ns['PAPER_RULE']}, α={a:g}, SMoFi − SMoFi, paper reading"
+    assert {c.setting for c in claim.cells} == {f"{ns['PAPER_RULE']}, α={a:g}, SMoFi − SMoFi, {ns['PAPER_RULE']}"
                                                 for a in planned}
     assert {c.report for c in claim.cells} == {"long/smofi/ablations"} and {c.kind for c in claim.cells} == {"differs"}
 
