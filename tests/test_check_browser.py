@@ -10,9 +10,12 @@ cb = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(cb)
 
 
-def test_a_missing_dataset_fails():
-    got = cb.content_problems(["availability: {'cifar100': 'needs download: fedlib data fetch cifar100'}"], 1)
+def test_a_missing_dataset_fails_when_nothing_ran_and_is_fine_beside_runs():
+    missing = "availability: {'cifar100': 'needs download: fedlib data fetch cifar100'}"
+    got = cb.content_problems([missing], 1)
     assert got and "missing" in got[0]
+    ran = "[fedlib] 4 run(s): 4 read from the result store, 0 trained"
+    assert cb.content_problems([missing, ran], 1) == []
 
 
 def test_zero_runs_read_or_trained_fails():
