@@ -1,17 +1,6 @@
 """One way to plug in your own algorithm (issue 61): a class, one call (public as :mod:`fedlib.plugins`).
 
-    from fedlib.plugins import Strategy, ServerAddon, plugin, weighted_model_average
-
-    @plugin
-    class StalenessAvg(Strategy):
-        \"\"\"FedAvg with each buffered model weighted by (1 + staleness)^-a.\"\"\"
-        name = "staleness-avg"
-
-        @dataclass
-        class Options:
-            a: float = 0.5
-
-        def aggregate(self, global_state, updates, ctx): ...
+The example is :mod:`fedlib.plugins`' docstring.
 
 A class declares ``name``, an ``Options`` dataclass (optional) and a ``description`` (optional:
 its docstring's first paragraph); both kinds take their options instance as ``cls(options)``.
