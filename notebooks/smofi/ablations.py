@@ -167,10 +167,11 @@ SETTINGS = {
                   max_test=None, last=10, workers=1),
     # the long profile: the staleness question on all of CIFAR-10, 10 of 20 clients, Dirichlet 0.1 (main_accuracy's
     # long runs: FedAvg and α = −0.1 are shared); never picked by `auto`
-    # the readings screen (issue 55): text-weighted, data-share and drop-J on the seeds run so far (≈ 20 CPU-minutes a
-    # run on an AVX2 EPYC); their third seed is a priced not-run row
+    # the readings screen (issue 55): every reading on three paired seeds, `fresh` on the main table's five
+    # (10–20 CPU-minutes a run on an AVX2 EPYC)
     "long": dict(ablations=["staleness"], alphas=[-0.05, -0.1, -0.5, -1.0], rules=CPU_RULES,
-                 rule_seeds={"text-weighted": [0, 1], "data-share": [0, 1], "drop-J": [0, 1]},
+                 rule_seeds={"text-weighted": [0, 1, 2], "data-share": [0, 1, 2], "drop-J": [0, 1, 2],
+                             "fresh": [0, 1, 2, 3, 4]},
                  client_counts=[20], client_fraction=0.5, architectures=["cnn"], optimizers=["SGDM"], adam_lr=0.001,
                  first_moment_only=False, seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None,
                  model="cnn3", cut="conv1", max_test=None, last=10, workers=2),
@@ -204,7 +205,9 @@ OPT_OVERRIDES = {
 # (family, setting label, method, algorithm, overrides, seeds[, participation]) for every run of the chosen families
 plan = []
 if "staleness" in S["ablations"]:
-    plan.append(("staleness", "FedAvg (no fusion)", "FedAvg", "fedavg", {}, S["seeds"]))
+    # FedAvg on every seed a staleness row runs (`seeds`, and the readings' `rule_seeds`), so each row has its pair
+    base_seeds = sorted({*S["seeds"], *(x for r in S["rules"] for x in (S["rule_seeds"] or {}).get(r, ()))})
+    plan.append(("staleness", "FedAvg (no fusion)", "FedAvg", "fedavg", {}, base_seeds))
     for a in S["alphas"]:
         plan.append(("staleness", f"{PAPER_RULE}, α={a:g}", "SMoFi", "fedavg+smofi", {"options.alpha": float(a)},
                      S["seeds"]))
