@@ -320,6 +320,22 @@ show_gap_curves(gap_curves, "table2_accuracy_gap_curves", profile, GROUP, captio
                 title=f"Table 2: FedQS − baseline per round (points), mean and range over {len(S['seeds'])} seeds")
 
 # %% [markdown]
+# The same against the round for FedQS under each reading of its rules (the paper's text and the official code's
+# scripts), each minus its foundation on the same seeds: where does each reading's lead start, and does it last?
+
+# %%
+read_cells = [(c, r) for c, r in zip(cells, results) if c[3] != "holdout" and c[1] in (*FEDQS_METHODS, "fedavg", "fedsgd")]
+if any(c[3] for c, _ in read_cells):
+    read_curves = accuracy_curves([(TASKS[t][2], METHODS[m][0] + TAG[v], s) for (t, m, s, v), _ in read_cells],
+                                  [r for _, r in read_cells], ["column", "method", "seed"])
+    READ_PAIRS = [(METHODS[f][0] + TAG[v], METHODS[b][0]) for f, b in (("fedqs-avg", "fedavg"), ("fedqs-sgd", "fedsgd"))
+                  for v in ["", *(S["readings"] or [])]]
+    show_gap_curves(paired_gap_curves(read_curves, READ_PAIRS, by=["column"]), "table2_accuracy_reading_curves", profile,
+                    GROUP, caption=CAPTION, col="column", hue="comparison", tail_from=min(tails) if len(tails) == 1 else None,
+                    title="Table 2: FedQS under each reading − its foundation per round (points), mean and range over "
+                          "the reading's seeds")
+
+# %% [markdown]
 # ## SAFA, FedAT, FedBuff against their foundations; what the 8:2 holdout does
 #
 # The paper: SAFA and FedAT below FedAvg, FedBuff below FedSGD (a negative difference is the paper's
