@@ -320,7 +320,7 @@ if fams:
 
 # %%
 stale_runs = [(label, seed, cfg) for fam, label, method, seed, cfg in cells
-              if fam == "staleness" and (label == f"{PAPER_RULE}, α=-0.1" or label.startswith("reading "))]
+              if fam == "staleness" and label.startswith("reading ") and label.endswith(", α=-0.1")]  # every reading at α −0.1
 if stale_runs:
     seed0 = min(seed for _, seed, _ in stale_runs)
     steps, sizes = round_steps(config("fedavg+smofi", seed0))
