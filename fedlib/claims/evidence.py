@@ -126,13 +126,17 @@ def to_json(records: list[Evidence]) -> str:
     return f'{{"format": {FORMAT}, "rows": [\n{rows}\n]}}\n'
 
 
-def claims_of(report: str, ev: Evidence) -> tuple:
-    """The ids of the claims with a cell that reads row ``ev`` of ``reports/<report>``."""
+def report_cells(report: str) -> list:
+    """``(claim id, cell)`` for every claim cell that reads ``reports/<report>``."""
     from fedlib.claims import all_claims
 
-    return tuple(dict.fromkeys(c.id for c in all_claims() for cell in c.cells
-                               if cell.report == report and cell.setting == ev.setting
-                               and ev.metric.startswith(cell.metric)))
+    return [(c.id, cell) for c in all_claims() for cell in c.cells if cell.report == report]
+
+
+def claims_of(cells: list, ev: Evidence) -> tuple:
+    """The ids of the claims among ``cells`` (:func:`report_cells`) with a cell that reads row ``ev``."""
+    return tuple(dict.fromkeys(cid for cid, cell in cells
+                               if cell.setting == ev.setting and ev.metric.startswith(cell.metric)))
 
 
 def write(path: Path, rows: list[dict], report: str) -> None:
@@ -141,7 +145,8 @@ def write(path: Path, rows: list[dict], report: str) -> None:
     import os
 
     recs = [record(r) for r in rows if str(r.get("setting") or "").strip()]
-    recs = [dataclasses.replace(e, claims=claims_of(report, e)) for e in recs]
+    cells = report_cells(report)  # once per report, not once per row
+    recs = [dataclasses.replace(e, claims=claims_of(cells, e)) for e in recs]
     tmp = Path(path).with_suffix(".tmp")
     tmp.write_text(to_json(recs), encoding="utf-8")
     os.replace(tmp, path)
