@@ -5,7 +5,8 @@ re-run reuses finished experiments. The checkout's results ledger (``ledger/``) 
 store first (``--recompute`` skips that and retrains every run the notebooks read, once each), each executed report records the hashes of the runs it read
 (``<report>.runs.json``) and adds them to the ledger, so a computation spread over several sittings
 accumulates in the repository. A notebook that finished with an unchanged source and whose runs all
-stand in the ledger is skipped (``--force`` re-runs it), so an interrupted batch resumes where it
+stand in the ledger is skipped (unchanged: the notebook's study module in ``fedlib/studies`` and
+its parameters cell, or the whole notebook where it has no study module, :func:`report_key`) (``--force`` re-runs it), so an interrupted batch resumes where it
 stopped. The command ends with a summary (:func:`summary_text`): per notebook executed / re-rendered /
 skipped, the runs read from the ledger / the store or trained, the time spent. Beside each report go its runs' per-round curves (``<report>.curves.csv``,
 :mod:`fedlib.reporting.curves`), and no path of this machine stays in it
@@ -64,11 +65,42 @@ def find_notebooks(root: Path, only: list[str] | None = None) -> list[Path]:
     return books
 
 
-def notebook_profiles(book: Path) -> set[str] | None:
-    """The profiles ``book`` defines: the string keys of its ``SETTINGS = {...}`` dict (None when it has
-    no such literal dict)."""
+def study_module(book: Path) -> Path | None:
+    """The study a notebook displays: ``fedlib/studies/<group>/<name>.py`` beside the checkout's
+    ``notebooks/<group>/<name>.ipynb`` (its grid, settings per profile and evidence; None when the
+    notebook has none and still holds its own logic)."""
+    parts = book.resolve().parts
+    if "notebooks" not in parts:
+        return None
+    i = len(parts) - 1 - parts[::-1].index("notebooks")
+    path = Path(*parts[:i], "fedlib", "studies", *parts[i + 1:]).with_suffix(".py")
+    return path if path.is_file() else None
+
+
+def _settings_keys(source: str) -> set[str] | None:
+    """The string keys of a module-level ``SETTINGS = {...}`` literal in ``source`` (None: no such dict)."""
     import ast
 
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    for node in tree.body:
+        target = node.targets if isinstance(node, ast.Assign) else [node.target] if isinstance(node, ast.AnnAssign) else []
+        if isinstance(getattr(node, "value", None), ast.Dict) and any(
+                isinstance(t, ast.Name) and t.id == "SETTINGS" for t in target):
+            return {k.value for k in node.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    return None
+
+
+def notebook_profiles(book: Path) -> set[str] | None:
+    """The profiles ``book`` defines: the string keys of the ``SETTINGS = {...}`` dict of its study
+    module (:func:`study_module`), or of the notebook itself when it has none (None: no such dict)."""
+    study = study_module(book)
+    if study is not None:
+        found = _settings_keys(study.read_text(encoding="utf-8"))
+        if found is not None:
+            return found
     try:
         cells = json.loads(book.read_text(encoding="utf-8")).get("cells", [])
     except (OSError, ValueError) as err:
@@ -77,14 +109,9 @@ def notebook_profiles(book: Path) -> set[str] | None:
         if cell.get("cell_type") != "code":
             continue
         src = cell.get("source", "")
-        try:
-            tree = ast.parse("".join(src) if isinstance(src, list) else src)
-        except SyntaxError:
-            continue
-        for node in tree.body:
-            if isinstance(node, ast.Assign) and isinstance(node.value, ast.Dict) and any(
-                    isinstance(t, ast.Name) and t.id == "SETTINGS" for t in node.targets):
-                return {k.value for k in node.value.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+        found = _settings_keys("".join(src) if isinstance(src, list) else src)
+        if found is not None:
+            return found
     return None
 
 
@@ -144,6 +171,24 @@ def source_key(book: Path) -> str:
     except (ValueError, KeyError, TypeError, UnicodeDecodeError):
         return _sha(book)
     return hashlib.sha256(json.dumps(cells, ensure_ascii=False).encode()).hexdigest()[:16]
+
+
+def report_key(book: Path) -> str:
+    """What a report depends on, as one hash (its index entry's ``key["source"]``): for a notebook with
+    a study module (:func:`study_module`), that module's source and the notebook's parameters cell
+    (the grid, the settings per profile, the evidence; the profile and parameters are keyed beside
+    it), so an edit of the notebook's markdown, figures or tables leaves its reports current; for a
+    notebook that still holds its own logic, its whole source (:func:`source_key`)."""
+    study = study_module(book)
+    if study is None:
+        return source_key(book)
+    try:
+        cells = json.loads(book.read_text())["cells"]
+        params = ["".join(c.get("source", "")) for c in cells if "parameters" in c.get("metadata", {}).get("tags", [])]
+    except (ValueError, KeyError, TypeError, UnicodeDecodeError):
+        return _sha(book)
+    blob = json.dumps([study.read_text(encoding="utf-8"), params], ensure_ascii=False)
+    return "study:" + hashlib.sha256(blob.encode()).hexdigest()[:16]
 
 
 def _load_index(out: Path) -> dict:
@@ -280,8 +325,9 @@ def status_of(out: Path, rel: str, entry: dict) -> str:
     book = out.parent.parent / "notebooks" / entry.get("notebook", rel)
     if entry["status"] != "done":
         return entry["status"]
-    if book.exists() and entry.get("key", {}).get("source") != source_key(book):
-        return "stale: executed from an earlier source of the notebook"
+    if book.exists() and entry.get("key", {}).get("source") != report_key(book):
+        what = "study (fedlib/studies) or parameters" if study_module(book) else "source of the notebook"
+        return f"stale: executed from an earlier {what}"
     problem = _ledger_problem(out, rel)
     return f"stale: {problem}" if problem else "done"
 
@@ -430,7 +476,7 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
             source = str(book.relative_to(root / "notebooks"))
             rel = report_rel(source, params)
             bar.set_postfix_str(rel)
-            key = {"source": source_key(book), "fedlib": __version__, "params": report_params(params)}
+            key = {"source": report_key(book), "fedlib": __version__, "params": report_params(params)}
             entry = index.get(rel, {})
             if not (force or recompute) and entry.get("status") == "done" and entry.get("key") == key \
                     and (out / rel).exists() and status_of(out, rel, entry) == "done":

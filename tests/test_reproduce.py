@@ -254,3 +254,36 @@ def test_the_summary_says_executed_skipped_and_recomputed(tmp_path, monkeypatch,
     assert row(forced)[1:5] == ["re-rendered", "0", "1", "0"]
     again = batch("--recompute")
     assert row(again)[1:5] == ["executed", "0", "0", "1"] and "1 trained" in again
+
+
+def test_a_notebook_with_a_study_module_is_keyed_by_the_study_and_its_parameters(tmp_path):
+    """Issue 56: a report depends on its study (``fedlib/studies/<name>.py``), its parameters and its
+    profile; a figure-title or markdown edit of the notebook leaves it current, a study edit or a new
+    parameter default makes it stale, and the study's ``SETTINGS`` names the notebook's profiles."""
+    from fedlib.reproduce import notebook_profiles, report_key, study_module, write_index
+
+    root = _project(tmp_path)
+    book_path = root / "notebooks" / "demo.ipynb"
+    assert study_module(book_path) is None
+    study = root / "fedlib" / "studies" / "demo.py"
+    study.parent.mkdir(parents=True)
+    study.write_text('SETTINGS = {"smoke": {}, "long": {}}\n')
+    assert study_module(book_path) == study and notebook_profiles(book_path) == {"smoke", "long"}
+    index = reproduce("smoke", root=root)
+    out = root / "reports" / "smoke"
+    assert index["demo.ipynb"]["key"]["source"] == report_key(book_path) and \
+        index["demo.ipynb"]["key"]["source"].startswith("study:")
+    book = nbformat.read(book_path, as_version=4)
+    book.cells[0].source = "# demo, a new title"
+    book.cells[2].source += "\n# a figure title edited"
+    nbformat.write(book, book_path)
+    write_index(out, "smoke", index)
+    assert "stale" not in (out / "README.md").read_text()
+    study.write_text('SETTINGS = {"smoke": {"seeds": [0, 1]}, "long": {}}\n')
+    write_index(out, "smoke", index)
+    assert "stale: executed from an earlier study (fedlib/studies) or parameters" in (out / "README.md").read_text()
+    study.write_text('SETTINGS = {"smoke": {}, "long": {}}\n')
+    book.cells[1].source = 'profile = "auto"\nseeds = None'
+    nbformat.write(book, book_path)
+    write_index(out, "smoke", index)
+    assert "stale" in (out / "README.md").read_text()

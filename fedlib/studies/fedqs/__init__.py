@@ -1,0 +1,1 @@
+"""FedQS's tables and figures (Li et al., NeurIPS 2025) as study specs: one module per notebook."""
