@@ -48,7 +48,10 @@
 #   - at `smoke`/`paper` also other α under `text` and the other reading of the staleness
 #     index (`options.stale_index=from0`: first stale weight 1 instead of 2^α).
 #   Every row names its reading; a verdict under `text` is a verdict on fedlib's reading of the paper.
-#   The |T_j| spread is printed per seed;
+#   At `long`, `fresh` (the one reading on the paper's side of FedAvg) also runs on FedProx and FedNAR
+#   (`rule_bases`, each paired with `main_accuracy`'s base runs on the same seeds: the plug-in claim per reading),
+#   and α is swept under `data-share` too (`reading_alphas`: the text-consistent reading nearest FedAvg), each α
+#   against the same reading at −0.1. The |T_j| spread is printed per seed;
 # - **optimizers**: SGDM (β 0.9), NAG (Nesterov 0.9), Adam and AdamW, lr `adam_lr` for the Adam
 #   family [D: 0.001; the paper's value is not known]. SMoFi with Adam/AdamW fuses **both moments**
 #   by default (a fedlib decision, not the paper's): fusing only the first moment while each surrogate keeps
@@ -100,6 +103,8 @@ ablations = None      # subset of staleness, optimizers, momentum, clients, part
 alphas = None         # SMoFi staleness exponents with the rule of the paper (decay, ÷|J^n|), all < 0
 rules = None          # subset of the RULES names below (variants of the staleness rule, at α −0.1)
 rule_seeds = None     # {rule: seeds} of the staleness rule variants (a rule not named runs `seeds`)
+rule_bases = None     # {reading: bases} run under a reading besides FedAvg, on its rule_seeds: fedprox, fednar
+reading_alphas = None  # {reading: α values} swept under a reading other than text, on its rule_seeds
 client_counts = None  # values of split.clients
 client_fraction = None  # share of the clients selected per round in the clients family (1.0: all)
 architectures = None  # fedlib.models names to run
@@ -133,7 +138,7 @@ from fedlib.reporting.smofi import (LONG_ALPHA_SWEEP, PAPER_ALPHA, diverged_note
                                     smofi_partition)
 from fedlib.core.errors import FedlibError
 from fedlib.reporting.smofi_mechanism import fusion_profile, round_steps, show_fusion_mechanism
-from fedlib.split.readings import DEFAULT_SMOFI_READING, SMOFI_READINGS
+from fedlib.split.readings import DEFAULT_SMOFI_READING, SMOFI_READINGS, reading_options
 from fedlib.split.sfl import prepare_data
 from fedlib.split.smofi import step_count_spread
 from fedlib.train.config import batches_per_epoch
@@ -150,28 +155,33 @@ LONG_ALPHAS = sorted({PAPER_ALPHA, *LONG_ALPHA_SWEEP}, reverse=True)  # the long
 RULES = {**{name: r.overrides for name, r in SMOFI_READINGS.items() if name != DEFAULT_SMOFI_READING},
          "text, index from 0": {"options.stale_index": "from0"}}
 CPU_RULES = [r for r in RULES if r in SMOFI_READINGS]  # the four other readings
+RULE_BASES = {"fedprox": "FedProx", "fednar": "FedNAR"}  # the plug-in bases a reading can run on besides FedAvg
 SETTINGS = {
-    "smoke": dict(ablations=FAMILIES, alphas=[-0.1, -1.0], rules=list(RULES), rule_seeds={}, client_counts=[4, 8],
+    "smoke": dict(ablations=FAMILIES, alphas=[-0.1, -1.0], rules=list(RULES), rule_seeds={},
+                  rule_bases={"fresh": ["fedprox"]}, reading_alphas={"data-share": [-1.0]}, client_counts=[4, 8],
                   client_fraction=0.5, architectures=["cnn"], optimizers=["SGDM", "Adam"], adam_lr=0.001,
                   first_moment_only=True, seeds=[0], optimizer_seeds=[0], rounds=None,
                   model="cnn", cut="conv1", max_test=100, last=1, workers=1),
     "cpu": dict(ablations=["staleness", "optimizers", "momentum", "clients", "participation"], alphas=[-0.1],
-                rules=CPU_RULES, rule_seeds={},
+                rules=CPU_RULES, rule_seeds={}, rule_bases={}, reading_alphas={},
                 client_counts=[10, 20, 40], client_fraction=1.0, architectures=["cnn"], optimizers=OPTIMIZERS,
                 adam_lr=0.001, first_moment_only=False, seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None,
                 model="cnn", cut="conv1", max_test=5000, last=5, workers=2),
     "paper": dict(ablations=FAMILIES, alphas=[-0.01, -0.1, -0.5, -1.0], rules=list(RULES), rule_seeds={},
+                  rule_bases={}, reading_alphas={},
                   client_counts=[10, 20, 50], client_fraction=0.5,
                   architectures=ALL_ARCHS, optimizers=OPTIMIZERS, adam_lr=0.001, first_moment_only=True,
                   seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None, model="resnet18", cut="layer1",
                   max_test=None, last=10, workers=1),
     # the long profile: the staleness question on all of CIFAR-10, 10 of 20 clients, Dirichlet 0.1 (main_accuracy's
     # long runs: FedAvg and α = −0.1 are shared); never picked by `auto`
-    # the readings screen (issue 55): every reading on three paired seeds, `fresh` on the main table's five
-    # (10–20 CPU-minutes a run on an AVX2 EPYC)
+    # the readings screen (issue 55): every reading on three paired seeds, `fresh` on the main table's five and on
+    # the three bases (FedProx and FedNAR runs are main_accuracy's), the α sweep under `data-share` (the text-consistent
+    # reading least far from FedAvg) on three seeds (10–20 CPU-minutes a run on an AVX2 EPYC)
     "long": dict(ablations=["staleness"], alphas=[-0.05, -0.1, -0.5, -1.0], rules=CPU_RULES,
                  rule_seeds={"text-weighted": [0, 1, 2], "data-share": [0, 1, 2], "drop-J": [0, 1, 2],
                              "fresh": [0, 1, 2, 3, 4]},
+                 rule_bases={"fresh": ["fedprox", "fednar"]}, reading_alphas={"data-share": [-0.05, -0.5, -1.0]},
                  client_counts=[20], client_fraction=0.5, architectures=["cnn"], optimizers=["SGDM"], adam_lr=0.001,
                  first_moment_only=False, seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None,
                  model="cnn3", cut="conv1", max_test=None, last=10, workers=2),
@@ -208,6 +218,13 @@ if "staleness" in S["ablations"]:
     # FedAvg on every seed a staleness row runs (`seeds`, and the readings' `rule_seeds`), so each row has its pair
     base_seeds = sorted({*S["seeds"], *(x for r in S["rules"] for x in (S["rule_seeds"] or {}).get(r, ()))})
     plan.append(("staleness", "FedAvg (no fusion)", "FedAvg", "fedavg", {}, base_seeds))
+    for rule, bases in (S["rule_bases"] or {}).items():  # a reading on FedProx / FedNAR: their own no-fusion pair
+        if rule not in SMOFI_READINGS or not set(bases) <= set(RULE_BASES):
+            raise FedlibError(f"rule_bases: unknown reading or base in {rule!r}: {bases}",
+                              f"readings {list(SMOFI_READINGS)}, bases {list(RULE_BASES)}")
+        for b in bases:
+            plan.append(("staleness", f"{RULE_BASES[b]} (no fusion)", RULE_BASES[b], b, {},
+                         (S["rule_seeds"] or {}).get(rule, S["seeds"])))
     for a in S["alphas"]:
         plan.append(("staleness", f"{PAPER_RULE}, α={a:g}", "SMoFi", "fedavg+smofi", {"options.alpha": float(a)},
                      S["seeds"]))
@@ -217,6 +234,13 @@ if "staleness" in S["ablations"]:
         label = f"reading {rule}" if rule in SMOFI_READINGS else rule
         plan.append(("staleness", f"{label}, α=-0.1", "SMoFi", "fedavg+smofi", {"options.alpha": -0.1, **RULES[rule]},
                      (S["rule_seeds"] or {}).get(rule, S["seeds"])))
+        for b in (S["rule_bases"] or {}).get(rule, ()):
+            plan.append(("staleness", f"{label}, α=-0.1", f"{RULE_BASES[b]} + SMoFi", f"{b}+smofi",
+                         {"options.alpha": -0.1, **RULES[rule]}, (S["rule_seeds"] or {}).get(rule, S["seeds"])))
+    for rule, values in (S["reading_alphas"] or {}).items():  # α swept under another reading than text
+        for a in values:
+            plan.append(("staleness", f"reading {rule}, α={a:g}", "SMoFi", "fedavg+smofi",
+                         {**reading_options(rule), "options.alpha": float(a)}, (S["rule_seeds"] or {}).get(rule, S["seeds"])))
 if "momentum" in S["ablations"]:  # the paradox: FedAvg with and without momentum (SGDM is the main table's FedAvg)
     plan.append(("momentum", "SGD (no momentum)", "FedAvg", "fedavg", {"local.momentum": 0.0}, S["seeds"]))
     plan.append(("momentum", "SGDM", "FedAvg", "fedavg", {}, S["seeds"]))
@@ -320,7 +344,8 @@ if fams:
 
 # %%
 stale_runs = [(label, seed, cfg) for fam, label, method, seed, cfg in cells
-              if fam == "staleness" and label.startswith("reading ") and label.endswith(", α=-0.1")]  # every reading at α −0.1
+              if fam == "staleness" and method == "SMoFi" and label.startswith("reading ")
+              and label.endswith(", α=-0.1")]  # every reading at α −0.1, on FedAvg
 if stale_runs:
     seed0 = min(seed for _, seed, _ in stale_runs)
     steps, sizes = round_steps(config("fedavg+smofi", seed0))
@@ -353,21 +378,22 @@ for fam in fams:
     for label in dict.fromkeys(sub["setting"]):
         here = sub[sub["setting"] == label]
         base = here[here["method"] == "FedAvg"]
-        if fam == "staleness":
-            base = sub[sub["method"] == "FedAvg"]
         if fam == "momentum":  # one method (FedAvg), two optimizers: paired below
             continue
         # a staleness row names its reading of the open rule (the α rows run `text`); the paper's metric is the
         # best accuracy, so the readings are compared on final, AUC and best
         reading = label.split(",")[0].removeprefix("reading ") if fam == "staleness" else ""
-        for method in [m for m in dict.fromkeys(here["method"]) if m != "FedAvg"]:
+        for method in [m for m in dict.fromkeys(here["method"]) if m not in ("FedAvg", *RULE_BASES.values())]:
+            base_name = method.removesuffix(" + SMoFi") if fam == "staleness" and method != "SMoFi" else "FedAvg"
+            if fam == "staleness":
+                base = sub[sub["method"] == base_name]
             pair = pd.concat([here[here["method"] == method], base]).assign(
-                who=lambda t: np.where(t["method"] == "FedAvg", "base", "variant"))
+                who=lambda t: np.where(t["method"] == base_name, "base", "variant"))
             for metric in (("final", "auc", "best") if fam == "staleness" else ("final",)):
                 r = paired_difference(pair, metric, "variant", "base", method_col="who")
                 # the paper: SMoFi above FedAvg in every family (the first-moment-only rule is fedlib's, no claim)
                 sign = 0 if "first moment only" in method else 1
-                diffs.append({"family": fam, "setting": label, "variant": method, "base": "FedAvg", "metric": metric,
+                diffs.append({"family": fam, "setting": label, "variant": method, "base": base_name, "metric": metric,
                               "reading": reading if reading in SMOFI_READINGS else "", "mean": r["mean"],
                               "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"],
                               "verdict": signed_verdict(r, sign)})
@@ -394,11 +420,18 @@ if "momentum" in fams:
 PAPER_LABEL = f"{PAPER_RULE}, α=-0.1"
 stale = runs[runs["family"] == "staleness"] if len(runs) else runs
 if len(stale) and PAPER_LABEL in set(stale["setting"]):
-    ref = stale[stale["setting"] == PAPER_LABEL].assign(who="base")
-    for label in [x for x in dict.fromkeys(stale["setting"]) if x not in (PAPER_LABEL, "FedAvg (no fusion)")]:
-        pair = pd.concat([stale[stale["setting"] == label].assign(who="variant"), ref])
+    stale = stale[stale["method"] == "SMoFi"]  # on the FedAvg base
+    for label in [x for x in dict.fromkeys(stale["setting"]) if x != PAPER_LABEL]:
+        # an α row against its own reading at α = −0.1; a reading at α = −0.1 against the paper's reading
+        own = label.split(",")[0]
+        ref_label = PAPER_LABEL if label.endswith("α=-0.1") or own not in {f"reading {r}" for r in SMOFI_READINGS} \
+            else f"{own}, α=-0.1"
+        if ref_label not in set(stale["setting"]):
+            continue
+        pair = pd.concat([stale[stale["setting"] == label].assign(who="variant"),
+                          stale[stale["setting"] == ref_label].assign(who="base")])
         r = paired_difference(pair, "final", "variant", "base", method_col="who")
-        diffs.append({"family": "staleness", "setting": label, "variant": "SMoFi", "base": f"SMoFi, {PAPER_RULE}",
+        diffs.append({"family": "staleness", "setting": label, "variant": "SMoFi", "base": f"SMoFi, {ref_label.split(',')[0]}",
                       "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"],
                       "verdict": signed_verdict(r, 0)})  # the paper compares no variant of its rule
 diffs = pd.DataFrame([{"metric": "final", "reading": "", **d} for d in diffs],  # final unless named

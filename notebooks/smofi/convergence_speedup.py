@@ -72,7 +72,9 @@ show_paper_claims("smofi-speedup-10x", "smofi-speedup-cifar10", "smofi-16-rounds
 # - `long` (never picked by `auto` or CI; nothing new to run after `main_accuracy` at
 #   `long`): the three FedAvg pairs and both plug-in pairs (FedNAR at `main_accuracy`'s L2 reading 0.01, a
 #   fedlib decision: its official 0.1 stays at chance under this SGDM) on all 50,000 CIFAR-10 training images, 10 of 20 clients per round,
-#   Dirichlet 0.1 (`partial`), `cnn3` cut after `conv1`, `main_accuracy`'s five paired seeds. The test set is
+#   Dirichlet 0.1 (`partial`), `cnn3` cut after `conv1`, `main_accuracy`'s five paired seeds; the three SMoFi
+#   pairs also under the `fresh` reading of the open rule (`reading_pairs`: the ablations' runs, rows tagged
+#   `· fresh`). The test set is
 #   evaluated on the profile's cadence (`SMOFI_LONG_CADENCE`), so rounds to a target resolve to
 #   that cadence before the last rounds (an upper bound by less than one step of it).
 # - `paper` (a GPU): spec §4 — ResNet-18 cut after `layer1`, all data, 20 clients / 10 per round,
@@ -85,6 +87,7 @@ datasets = None        # subset of cifar10, cifar100, tinyimagenet
 pairs = None           # subset of the PAIRS names below (every setting but partial)
 partial_pairs = None   # subset of PAIRS for the partial-participation setting
 participations = None  # subset of the settings: shards, full (Dirichlet 0.1), partial
+reading_pairs = None   # {reading: SMoFi pairs} also run under a named reading of the open rule (fedlib.split.readings)
 targets = None         # target fractions of the final accuracy of the base, e.g. [1.0, 0.9, 0.8]
 seeds = None           # list of run seeds, e.g. [0, 1, 2]
 rounds = None          # rounds of every setting (None keeps the own rounds of each setting)
@@ -110,12 +113,14 @@ from fedlib.reporting import (PAPER_CIFAR10_SPEEDUP, PAPER_TINYIMAGENET_ROUNDS, 
                               signed_verdict, smofi_configs, smofi_scale_note, smofi_setting_title, smofi_settings,
                               speedup_label, runs_caption)
 from fedlib.claims.smofi_claims import PAPER_LARGEST_SPEEDUP
+from fedlib.reporting import check_names
 from fedlib.reporting.smofi import on_paper_split, planned_not_run
+from fedlib.split.readings import reading_options
 from fedlib.reporting.smofi_figures import show_speedup_per_seed, smofi_caption
 
 profile = resolve_profile(profile)
 
-METHODS = SMOFI_METHODS  # display name -> registered split-FL algorithm (the same names as in main_accuracy)
+METHODS = dict(SMOFI_METHODS)  # display name -> registered split-FL algorithm (the same names as in main_accuracy)
 # name -> (base, method)
 PAIRS = {"FedAvg + SMoFi": ("FedAvg", "+ SMoFi"),
          "FedProx + SMoFi": ("FedProx", "FedProx + SMoFi"),
@@ -123,23 +128,26 @@ PAIRS = {"FedAvg + SMoFi": ("FedAvg", "+ SMoFi"),
          "FedAvg + FedAvgM": ("FedAvg", "+ FedAvgM"),
          "FedAvg + SlowMo": ("FedAvg", "+ SlowMo")}
 FEDAVG_PAIRS = ["FedAvg + SMoFi", "FedAvg + FedAvgM", "FedAvg + SlowMo"]
+SMOFI_PAIRS = ["FedAvg + SMoFi", "FedProx + SMoFi", "FedNAR + SMoFi"]
 SETTINGS = {  # the scale knobs (rounds, model, cut, max_test) equal main_accuracy's: the runs are shared
     "smoke": dict(datasets=["cifar10", "tinyimagenet"], pairs=list(PAIRS), partial_pairs=FEDAVG_PAIRS,
-                  participations=["shards", "full"], targets=[1.0, 0.9, 0.8], seeds=[0], rounds=None, model="cnn",
+                  participations=["shards", "full"], reading_pairs={"fresh": ["FedAvg + SMoFi"]}, targets=[1.0, 0.9, 0.8],
+                  seeds=[0], rounds=None, model="cnn",
                   cut="conv1", max_test=100, last=1, workers=1),
     "cpu": dict(datasets=SMOFI_DATASETS, pairs=list(PAIRS), partial_pairs=["FedAvg + SMoFi"],
-                participations=["shards", "full"], targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2], rounds=None,
+                participations=["shards", "full"], reading_pairs={}, targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2], rounds=None,
                 model="cnn", cut="conv1", max_test=5000, last=5, workers=2),
     "paper": dict(datasets=SMOFI_DATASETS, pairs=list(PAIRS), partial_pairs=list(PAIRS),
-                  participations=["partial", "shards"], targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2], rounds=None,
+                  participations=["partial", "shards"], reading_pairs={}, targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2], rounds=None,
                   model="resnet18", cut="layer1", max_test=None, last=10, workers=1),
     # the long profile: the speed-ups of main_accuracy's long runs (every run shared: nothing new to compute once
-    # main_accuracy has run at long: the three FedAvg pairs and both plug-in pairs); never picked by `auto`
+    # main_accuracy has run at long: the three FedAvg pairs and both plug-in pairs; the `fresh` reading's are the
+    # ablations' runs); never picked by `auto`
     "long": dict(datasets=["cifar10"], pairs=list(PAIRS), partial_pairs=list(PAIRS),
-                 participations=["partial"], targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2, 3, 4], rounds=None, model="cnn3", cut="conv1",
+                 participations=["partial"], reading_pairs={"fresh": SMOFI_PAIRS}, targets=[1.0, 0.9, 0.8], seeds=[0, 1, 2, 3, 4], rounds=None, model="cnn3", cut="conv1",
                  max_test=None, last=10, workers=2),
 }
-LISTS = {"datasets", "pairs", "partial_pairs", "participations", "targets", "seeds"}  # knobs that hold lists
+LISTS = {"datasets", "pairs", "partial_pairs", "participations", "targets", "seeds"}  # reading_pairs: a dict  # knobs that hold lists
 # knobs set above override the profile; PARTICIPATION: clients, per round, training images, rounds of each setting
 # run; LABEL: the profile's name while the scale knobs keep the profile's values, else "custom"
 S, PARTICIPATION, LABEL = smofi_settings(SETTINGS, profile, globals(), LISTS)
@@ -151,10 +159,18 @@ show_settings({**S, "participation settings": PARTICIPATION, "run label": LABEL}
 
 # %%
 config = smofi_configs(profile, LABEL, S)  # config(dataset, algorithm, seed, participation, **overrides)
+EXTRA = {}  # method name -> its reading's SMoFi options (a SMoFi pair under another reading than text)
+for reading, names in (S["reading_pairs"] or {}).items():  # "FedAvg + SMoFi · fresh": the pair under `fresh`
+    check_names(names, SMOFI_PAIRS, "SMoFi pair")
+    for name in names:
+        base, method = PAIRS[name]
+        PAIRS[f"{name} · {reading}"] = (base, f"{method} · {reading}")
+        METHODS[f"{method} · {reading}"], EXTRA[f"{method} · {reading}"] = METHODS[method], reading_options(reading)
 
 
 def pairs_of(part: str) -> list:
-    return S["partial_pairs"] if part == "partial" else S["pairs"]
+    read = [f"{p} · {r}" for r, names in (S["reading_pairs"] or {}).items() for p in names]
+    return (S["partial_pairs"] if part == "partial" else S["pairs"]) + read
 
 
 availability = {d: dataset_missing(d) for d in S["datasets"]}
@@ -162,7 +178,7 @@ print("availability:", {d: (m or "ok") for d, m in availability.items()})
 plan = [(d, part, name, seed) for d in S["datasets"] if availability[d] is None for part in S["participations"]
         for name in sorted({m for p in pairs_of(part) for m in PAIRS[p]}, key=list(METHODS).index)
         for seed in S["seeds"]]
-cfgs = [config(d, METHODS[name], seed, part) for d, part, name, seed in plan]
+cfgs = [config(d, METHODS[name], seed, part, **EXTRA.get(name, {})) for d, part, name, seed in plan]
 print(f"{len(cfgs)} runs, e.g. {plan[0][2] if plan else '-'}: config hash "
       f"{cfgs[0].config_hash()[:16] if cfgs else '-'}")
 
@@ -224,7 +240,7 @@ for d, part in dict.fromkeys(k[:2] for k in hist):
     sel = runs[(runs["dataset"] == d) & (runs["participation"] == part)]
     for pair in pairs_of(part):
         base, method = PAIRS[pair]
-        sign, claim = paper_expected_sign(method, base, d)
+        sign, claim = paper_expected_sign(method.split(" · ")[0], base, d)  # a reading tag aside
         r = paired_difference(sel, "auc", method, base)
         aucs[(d, part, pair)] = {**r, "verdict": signed_verdict(r, sign), "claim": claim}
 
@@ -324,6 +340,7 @@ for d in S["datasets"]:
         for _, r in here.iterrows():
             base = PAIRS[r["pair"]][0]
             out.append({"table": "speed-up", "setting": f"{d}, {part}, {r['pair']} vs {base}",
+                        "reading": r["pair"].split(" · ")[1] if " · " in r["pair"] else "",
                         "metric": f"speed-up (×), geometric mean over all seeds (censored), target = {r['target']}",
                         "paper": np.nan, "measured": r["speed-up"],
                         "note": f"{r['speed-up summary']}; per seed {r['speed-up per seed']} ('<b': not reached in "
@@ -337,6 +354,7 @@ for d in S["datasets"]:
         for pair in pairs_of(part):
             a = aucs[(d, part, pair)]
             out.append({"table": "speed-up", "setting": f"{d}, {part}, {pair} − {PAIRS[pair][0]}",
+                        "reading": pair.split(" · ")[1] if " · " in pair else "",
                         "metric": "paired gain in AUC (points, mean accuracy over the run)", "paper": np.nan,
                         "measured": round(a["mean"], 2), "evidence": paired_evidence(a),
                         "note": f"{interval_note(paired_evidence(a))}; {a['verdict']}; {a['claim']}"})
@@ -356,6 +374,21 @@ for d in S["datasets"]:
                                     + "; ".join(f"{r['pair']}: {r['speed-up summary']}" for _, r in smofi.iterrows())
                                     + ("" if on_paper_split(PARTICIPATION[part]) else "; equal-size shards: the paper runs no such "
                                        "split, so no paper number here")})
+            for reading in S["reading_pairs"] or {}:  # the same extremes under another reading of the open rule
+                sel = full[full["pair"].str.endswith(f"SMoFi · {reading}")]
+                if sel.empty:
+                    continue
+                for metric, small in (("smallest SMoFi speed-up over a base (×)", True),
+                                      ("largest SMoFi speed-up over a base (×)", False)):
+                    x = censored_extreme(sel.to_dict("records"), small)
+                    out.append({"table": "speed-up", "reading": reading, "metric": metric, "paper": np.nan,
+                                "setting": f"cifar10, {part}, SMoFi · {reading} over "
+                                           + " / ".join(PAIRS[p][0] for p in sel["pair"]),
+                                "measured": x if x is not None else "no bound",
+                                "note": f"reading {reading} (fedlib.split.readings); per base: "
+                                        + "; ".join(f"{r['pair']}: {r['speed-up summary']}" for _, r in sel.iterrows())
+                                        + f"; paper (text's rule, its own reading not named): {PAPER_CIFAR10_SPEEDUP[0]}–"
+                                        f"{PAPER_CIFAR10_SPEEDUP[1]}×"})
         if d == "tinyimagenet":
             sel = speed[(speed["dataset"] == d) & (speed["participation"] == part) &
                         (speed["pair"] == "FedAvg + SMoFi") & (speed["target_fraction"] == 1.0)]
