@@ -102,3 +102,25 @@ def test_a_damaged_or_merge_conflicted_record_is_one_line_naming_the_file(tmp_pa
     (tmp_path / "benchmarks" / "results" / "cross_cpu.json").write_text("[\n<<<<<<< HEAD\n]\n")
     with pytest.raises(FedlibError, match="cross_cpu.json"):
         drift.load(tmp_path)
+
+
+def test_a_paired_row_carries_its_run_hashes_per_seed_when_the_run_table_names_them():
+    """Issue 56: evidence names the runs behind each pair (seed, arm's hash, base's hash); a run table
+    without a ``run`` column gives the record it gave before (no ``runs`` key written)."""
+    import pandas as pd
+
+    from fedlib.claims.evidence import from_json
+    from fedlib.reporting.fedqs import paired_rows
+    from fedlib.reporting.stats import paired_difference, paired_evidence
+
+    runs = pd.DataFrame({"method": ["A", "A", "B", "B"], "seed": [0, 1, 0, 1], "final": [3.0, 4.0, 1.0, 1.5],
+                         "run": ["a0", "a1", "b0", "b1"]})
+    d = paired_difference(runs, "final", "A", "B")
+    assert d["runs"] == [(0, "a0", "b0"), (1, "a1", "b1")]
+    rec = record({"setting": "s, A − B", "metric": "paired difference", "evidence": paired_evidence(d)})
+    assert rec.runs == ((0, "a0", "b0"), (1, "a1", "b1"))
+    assert from_json(to_json([rec]))[0].runs == rec.runs
+    row = paired_rows(runs, [("A", "B", 1)], metrics=("final",)).iloc[0]
+    assert paired_evidence(row)["runs"] == [[0, "a0", "b0"], [1, "a1", "b1"]]
+    bare = paired_difference(runs.drop(columns="run"), "final", "A", "B")
+    assert "runs" not in bare and '"runs"' not in to_json([record({"setting": "s", "evidence": paired_evidence(bare)})])

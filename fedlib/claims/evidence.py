@@ -42,6 +42,9 @@ class Evidence:
     paper: float = float("nan")
     #: the claims (``fedlib.claims``) whose cells read this row
     claims: tuple = ()
+    #: the runs behind a paired row, one ``(seed, arm's config hash, base's config hash)`` per pair, where the
+    #: report's run table names them (a ``run`` column): what ``fedlib verify`` and the ledger look up
+    runs: tuple = ()
     extra: dict = field(default_factory=dict)
 
     @property
@@ -57,8 +60,11 @@ class Evidence:
 
 def paired(diff: dict, unit: str = "seeds") -> dict:
     """The structured part of a :func:`fedlib.reporting.stats.paired_difference` result, for a row's ``evidence``."""
-    return {"mean": float(diff["mean"]), "lo": float(diff["lo"]), "hi": float(diff["hi"]), "n": int(diff["n"]),
-            "diffs": [float(x) for x in diff.get("diffs", [])], "unit": unit}
+    out = {"mean": float(diff["mean"]), "lo": float(diff["lo"]), "hi": float(diff["hi"]), "n": int(diff["n"]),
+           "diffs": [float(x) for x in diff.get("diffs", [])], "unit": unit}
+    if diff.get("runs"):
+        out["runs"] = [[int(s) if str(s).lstrip("-").isdigit() else s, str(a), str(b)] for s, a, b in diff["runs"]]
+    return out
 
 
 def interval_note(ev: dict | Evidence) -> str:
@@ -106,7 +112,8 @@ def record(row: dict) -> Evidence:
                 paper=_num(row.get("paper")))
     if isinstance(ev, dict) and ev.get("n") is not None:
         return Evidence(**base, mean=float(ev["mean"]), lo=_num(ev["lo"]), hi=_num(ev["hi"]), n=int(ev["n"]),
-                        diffs=tuple(float(x) for x in ev.get("diffs", ())), unit=str(ev.get("unit", "seeds")))
+                        diffs=tuple(float(x) for x in ev.get("diffs", ())), unit=str(ev.get("unit", "seeds")),
+                        runs=tuple(tuple(x) for x in ev.get("runs") or ()))
     return Evidence(**base, value=_num(row.get("measured")))
 
 
@@ -122,7 +129,8 @@ def _json_safe(x):
 
 def to_json(records: list[Evidence]) -> str:
     """One record a line (diffs stay readable)."""
-    rows = ",\n".join(json.dumps(_json_safe(asdict(r)), ensure_ascii=False) for r in records)
+    rows = ",\n".join(json.dumps(_json_safe({k: v for k, v in asdict(r).items() if k != "runs" or v}),
+                                  ensure_ascii=False) for r in records)
     return f'{{"format": {FORMAT}, "rows": [\n{rows}\n]}}\n'
 
 
@@ -159,6 +167,7 @@ def from_json(text: str) -> list[Evidence]:
         r = {k: (float("nan") if v is None and k in ("mean", "lo", "hi", "value", "paper") else v) for k, v in r.items()}
         r["diffs"] = tuple(r.get("diffs") or ())
         r["claims"] = tuple(r.get("claims") or ())
+        r["runs"] = tuple(tuple(x) for x in r.get("runs") or ())
         out.append(Evidence(**r))
     return out
 

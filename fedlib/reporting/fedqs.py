@@ -368,7 +368,8 @@ def paired_rows(runs, pairs, by=(), metrics=("final", "best"), method_col: str =
                 rows.append({**dict(zip(by, key)), "comparison": f"{method} − {base}", "metric": metric,
                              "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"],
                              "verdict": verdict(r, sign) if sign else interval_words(r), **pair, "sign": sign,
-                             "side": side(r, sign) if sign else "no direction claimed"})
+                             "side": side(r, sign) if sign else "no direction claimed",
+                             **({"runs": r["runs"]} if "runs" in r else {})})
     return pd.DataFrame(rows)
 
 

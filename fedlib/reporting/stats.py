@@ -146,7 +146,8 @@ def paired_difference(runs: pd.DataFrame, value: str, method: str, baseline: str
     selection and batches), with a Student-t confidence interval over the pairs.
 
     Returns ``{"mean", "lo", "hi", "n", "wins", "diffs"}``; with one pair the interval is NaN
-    (one pair cannot measure its own noise).
+    (one pair cannot measure its own noise). Where ``runs`` has a ``run`` column (each run's config hash),
+    also ``"runs"``: ``[(pair, method's hash, baseline's hash), ...]``, the evidence's run hashes per seed.
     """
     import numpy as np
     from scipy import stats
@@ -161,8 +162,13 @@ def paired_difference(runs: pd.DataFrame, value: str, method: str, baseline: str
         half = float(stats.t.ppf(0.5 + level / 2, n - 1) * d.std(ddof=1) / np.sqrt(n))
     else:
         half = float("nan")
-    return {"mean": mean, "lo": mean - half, "hi": mean + half, "n": n, "wins": int((d > 0).sum()),
-            "diffs": [round(float(x), 3) for x in d], "value": value}
+    out = {"mean": mean, "lo": mean - half, "hi": mean + half, "n": n, "wins": int((d > 0).sum()),
+           "diffs": [round(float(x), 3) for x in d], "value": value}
+    if "run" in runs.columns:
+        ra = runs[runs[method_col] == method].set_index(pair_col)["run"]
+        rb = runs[runs[method_col] == baseline].set_index(pair_col)["run"]
+        out["runs"] = [(k.item() if hasattr(k, "item") else k, ra.loc[k], rb.loc[k]) for k in common]
+    return out
 
 
 def paired_evidence(row, unit: str = "seeds") -> dict:
@@ -172,7 +178,9 @@ def paired_evidence(row, unit: str = "seeds") -> dict:
     from fedlib.claims.evidence import paired
 
     diffs = row["per seed"] if "per seed" in row else row["diffs"]
-    return paired({"mean": row["mean"], "lo": row["lo"], "hi": row["hi"], "n": row["n"], "diffs": list(diffs)}, unit)
+    runs = row["runs"] if "runs" in row and isinstance(row["runs"], (list, tuple)) else ()
+    return paired({"mean": row["mean"], "lo": row["lo"], "hi": row["hi"], "n": row["n"], "diffs": list(diffs),
+                   "runs": runs}, unit)
 
 
 def rule_side(diff: dict, expected_sign: int, kind: str = "sign") -> tuple[str, str]:
