@@ -304,12 +304,12 @@ for w in {str(w.message) for w in caught if "first moment" in str(w.message).low
 rows = []
 for fam, label, method, seed, cfg in cells:
     res = done[cfg.config_hash()]
-    rows.append({"family": fam, "setting": label, "method": method, "seed": seed,
+    rows.append({"family": fam, "setting": label, "method": method, "seed": seed, "run": cfg.config_hash(),
                  **curve_metrics(res.history, last=S["last"]), "early": early_accuracy(res.history),
                  "wall_s": float(res.summary.get("total_wall_time", np.nan)),
                  "diverged": res.summary.get("diverged_round", np.nan)})  # the round a run diverged at (kept, counted)
-runs = pd.DataFrame(rows)
-runs.round(2)
+runs = pd.DataFrame(rows)  # "run": the config hash, named per seed in the evidence
+runs.drop(columns="run").round(2)
 
 # %%
 fams = [f for f in FAMILIES if f in set(runs["family"])] if len(runs) else []
@@ -396,6 +396,7 @@ for fam in fams:
                 diffs.append({"family": fam, "setting": label, "variant": method, "base": base_name, "metric": metric,
                               "reading": reading if reading in SMOFI_READINGS else "", "mean": r["mean"],
                               "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"],
+                              "runs": r.get("runs", ()),
                               "verdict": signed_verdict(r, sign)})
 # the gain's growth with the number of clients: (SMoFi − FedAvg at the largest N) − (the same at the smallest N),
 # paired on the seeds (the paper: gains grow with more clients, so expected > 0)
@@ -407,7 +408,7 @@ if "clients" in fams and len(CLIENTS_OF) >= 2:
     r = paired_difference(gain, "gain", large, small, method_col="setting")
     diffs.append({"family": "clients", "setting": f"gain at {large} − gain at {small}", "variant": "SMoFi − FedAvg",
                   "base": "the same at fewer clients", "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"],
-                  "per seed": r["diffs"], "verdict": signed_verdict(r, 1)})
+                  "per seed": r["diffs"], "runs": r.get("runs", ()), "verdict": signed_verdict(r, 1)})
 # the momentum paradox: SGDM − SGD for FedAvg, on the final accuracy (paper: > 0) and the early one (paper: < 0)
 if "momentum" in fams:
     sub = runs[runs["family"] == "momentum"]
@@ -415,7 +416,7 @@ if "momentum" in fams:
         r = paired_difference(sub, metric, "SGDM", "SGD (no momentum)", method_col="setting")
         diffs.append({"family": "momentum", "setting": "FedAvg", "variant": "SGDM", "base": "SGD (no momentum)",
                       "metric": metric, "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"],
-                      "per seed": r["diffs"], "verdict": signed_verdict(r, sign)})
+                      "per seed": r["diffs"], "runs": r.get("runs", ()), "verdict": signed_verdict(r, sign)})
 # the staleness rule's variants against the paper's reading (decay, ÷|J^n|, α = −0.1) on the same seeds
 PAPER_LABEL = f"{PAPER_RULE}, α=-0.1"
 stale = runs[runs["family"] == "staleness"] if len(runs) else runs
@@ -433,11 +434,12 @@ if len(stale) and PAPER_LABEL in set(stale["setting"]):
         r = paired_difference(pair, "final", "variant", "base", method_col="who")
         diffs.append({"family": "staleness", "setting": label, "variant": "SMoFi", "base": f"SMoFi, {ref_label.split(',')[0]}",
                       "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"],
+                      "runs": r.get("runs", ()),
                       "verdict": signed_verdict(r, 0)})  # the paper compares no variant of its rule
 diffs = pd.DataFrame([{"metric": "final", "reading": "", **d} for d in diffs],  # final unless named
                      columns=["family", "setting", "variant", "base", "metric", "reading", "mean", "lo", "hi", "n",
-                              "per seed", "verdict"])
-diffs.round(2)
+                              "per seed", "runs", "verdict"])
+diffs.drop(columns="runs").round(2)
 
 # %%
 CLAIMS = {"staleness": "paper: decay s_α with α = −0.1 by default (needs manual tuning), |J^n| momenta always "

@@ -189,8 +189,8 @@ budget = {key[:2]: int(cfg.rounds) for key, cfg in zip(plan, cfgs)}  # (dataset,
 curves = pd.concat([pd.DataFrame({"dataset": d, "participation": part, "method": name, "seed": seed,
                                   "round": h["round"], "accuracy": 100.0 * pd.to_numeric(h["accuracy"], errors="coerce")})
                     for (d, part, name, seed), h in hist.items()], ignore_index=True) if hist else pd.DataFrame()
-runs = pd.DataFrame([{"dataset": d, "participation": part, "method": name, "seed": seed,
-                      **curve_metrics(h, last=S["last"])} for (d, part, name, seed), h in hist.items()])
+runs = pd.DataFrame([{"dataset": d, "participation": part, "method": name, "seed": seed, "run": cfg.config_hash(),
+                      **curve_metrics(h, last=S["last"])} for ((d, part, name, seed), h), cfg in zip(hist.items(), cfgs)])
 
 
 def rounds_to(h, target: float) -> float:
