@@ -21,6 +21,7 @@ import pandas as pd
 from fedlib.core.errors import FedlibError, check_choice
 from fedlib.reporting.profiles import check_names, run_label
 from fedlib.reporting.tables import settings_row  # noqa: F401 — the FedQS notebooks import it from here
+from fedlib.claims.words import interval_words  # noqa: F401 — re-exported: the FedQS notebooks import it from here
 from fedlib.safl.fedqs.readings import DEFAULT_READING, READINGS, reading_tag
 
 PAPER_ROUNDS = 400  # T of every paper-scale FedQS run
@@ -328,17 +329,6 @@ def run_metrics(res) -> dict:
     return {"final": m["final"], "best": m["best"]}
 
 
-def interval_words(diff: dict) -> str:
-    """A paired difference where the paper claims no direction: does its interval exclude 0?"""
-    if diff["n"] < 2 or diff["lo"] != diff["lo"]:
-        return f"not resolved (only {diff['n']} pair)"
-    from fedlib.reporting.stats import rule_side
-
-    side_, why = rule_side(diff, 0)  # the scoreboard's rule: a zero-width interval resolves nothing
-    where = "excludes 0" if side_ == "paper" else ("contains 0" if why == "interval contains 0" else f"unresolved, {why}")
-    return f"interval {where} ({diff['wins']}/{diff['n']} pairs positive)"
-
-
 def paired_rows(runs, pairs, by=(), metrics=("final", "best"), method_col: str = "method",
                 pair_col: str = "seed"):
     """Paired differences (:func:`~fedlib.reporting.stats.paired_difference`, 95% t-interval over the
@@ -349,7 +339,8 @@ def paired_rows(runs, pairs, by=(), metrics=("final", "best"), method_col: str =
     pair's ``sign`` and ``side`` (:func:`~fedlib.reporting.stats.side`; ``no direction claimed`` for 0)."""
     import pandas as pd
 
-    from fedlib.reporting.stats import paired_difference, side, task_family, verdict
+    from fedlib.claims.words import interval_words, side, task_family, verdict
+    from fedlib.reporting.stats import paired_difference
 
     rows = []
     groups = runs.groupby(list(by), sort=False) if by else [((), runs)]

@@ -489,6 +489,12 @@ if profile == "long" and "staleness" in S["ablations"]:  # the plan's α values 
     for a in [a for a in LONG_ALPHAS if a not in S["alphas"]]:
         NOT_RUN.append(planned_not_run("ablation: staleness", f"{PAPER_RULE}, α={a:g}, SMoFi", "alphas",
                                        run_cost(len(S["seeds"]), minutes), note=CLAIMS["staleness"]))
+    for rule, values in (S["reading_alphas"] or {}).items():  # the plan's α values not run under another reading
+        for a in [a for a in LONG_ALPHAS if a not in values and a != PAPER_ALPHA]:
+            seeds_r = (S["rule_seeds"] or {}).get(rule, S["seeds"])
+            NOT_RUN.append(planned_not_run("ablation: staleness", f"reading {rule}, α={a:g}, SMoFi", "reading_alphas",
+                                           run_cost(len(seeds_r), minutes), note=CLAIMS["staleness"],
+                                           adds=f'reading_alphas={{"{rule}": [..., {a:g}]}}'))
     for rule in S["rules"]:  # a reading run on fewer seeds than the FedAvg pair
         left = [x for x in S["seeds"] if x not in (S["rule_seeds"] or {}).get(rule, S["seeds"])]
         if left:
