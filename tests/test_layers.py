@@ -1,7 +1,7 @@
 """The layer rule of docs/ARCHITECTURE.md, read from the source (every import, lazy ones included).
 
     core  →  data, models  →  train  →  safl, split  →  experiments  →  plugins  →  testing  →  claims
-          →  reporting  →  reproduce, cli
+          →  reporting  →  studies  →  reproduce, cli
 
 (``fedlib/__init__`` imports only ``core``; the rest may import ``fedlib.__version__``.)
 
