@@ -1,0 +1,54 @@
+"""The SMoFi study modules ``fedlib/studies/smofi/main_accuracy.py`` and ``frameworks.py`` (issue 56): their
+grids, knobs and profiles, checked without data or training."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fedlib.core.errors import FedlibError
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def test_main_accuracy_smoke_grid_is_every_method_in_both_settings_on_each_dataset_here():
+    from fedlib.studies.smofi.main_accuracy import METHODS, MainAccuracy
+
+    study = MainAccuracy("smoke", {})
+    here = [d for d, missing in study.availability.items() if missing is None]
+    assert study.S["participations"] == ["shards", "full"] and study.S["seeds"] == [0] and study.label == "smoke"
+    assert len(study.configs) == len(here) * 2 * len(METHODS)
+    assert {name for _, _, name, _ in study.plan} == (set(METHODS) if here else set())
+
+
+def test_main_accuracy_configs_are_the_shared_smofi_runs():
+    """Every run is ``smofi_config`` with the notebook's scale knobs: the runs other SMoFi notebooks share."""
+    from fedlib.reporting.smofi import smofi_config
+    from fedlib.studies.smofi.main_accuracy import METHODS, MainAccuracy
+
+    study = MainAccuracy("cpu", {"methods": ["FedAvg", "+ SMoFi"], "datasets": "cifar10"})
+    assert study.S["datasets"] == ["cifar10"]  # a scalar for a list knob becomes a one-element list
+    cfg = study.config("cifar10", METHODS["+ SMoFi"], 1, "full")
+    same = smofi_config("cpu", "cifar10", "fedavg+smofi", 1, "full", label="cpu", model="cnn", cut="conv1",
+                        max_test=5000)
+    assert cfg.config_hash(None) == same.config_hash(None)
+    assert MainAccuracy("cpu", {"rounds": 3}).label == "custom"  # a scale knob changed: the runs are not cpu's
+
+
+def test_main_accuracy_unknown_knob_values_name_the_fix():
+    from fedlib.studies.smofi.main_accuracy import MainAccuracy
+
+    with pytest.raises(FedlibError, match="choose from"):
+        MainAccuracy("cpu", {"methods": ["FedAvg", "+ Nope"]})
+    with pytest.raises(FedlibError, match="use one of"):
+        MainAccuracy("cpu", {"participations": ["partial", "nowhere"]})
+
+
+def test_the_profiles_reproduce_sees_are_the_study_settings():
+    from fedlib.reproduce import notebook_profiles, study_module
+    from fedlib.studies.smofi import main_accuracy
+
+    book = ROOT / "notebooks" / "smofi" / "main_accuracy.ipynb"
+    assert study_module(book) == ROOT / "fedlib" / "studies" / "smofi" / "main_accuracy.py"
+    assert notebook_profiles(book) == set(main_accuracy.SETTINGS) == {"smoke", "cpu", "paper", "long"}
