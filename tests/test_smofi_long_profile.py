@@ -140,11 +140,11 @@ def test_ablations_long_screens_every_reading_against_fedavg_sharing_main_runs()
 
 def test_frameworks_long_is_sflv2_vs_sflv1_five_seeds_and_speedup_long_needs_no_new_run():
     main = {c.config_hash(None) for c in main_long_configs().values()}
-    ns = notebook_namespace("frameworks", "long", "frameworks_of")  # the cell that stops before any run
-    S = ns["S"]
+    study = notebook_namespace("frameworks", "long", "study")["study"]  # the cell that stops before any run
+    S = study.S
     assert S["frameworks"] == ["SFLV1", "SFLV2"] and S["seeds"] == [0, 1, 2, 3, 4] and S["participations"] == ["partial"]
-    cfgs = {(fw, seed): ns["config"](d, fw, seed, part) for d in S["datasets"] for part in S["participations"]
-            for fw in ns["frameworks_of"](part) for seed in S["seeds"]}
+    cfgs = {(fw, seed): study.config(d, fw, seed, part) for d in S["datasets"] for part in S["participations"]
+            for fw in study.frameworks_of(part) for seed in S["seeds"]}
     assert len(cfgs) == 10
     # SFLV2's explicit path draws no dropout masks: the long comparison runs on `cnn` (cnn3 has dropout), so its
     # SFLV1 runs are its own, not main_accuracy's cnn3 FedAvg

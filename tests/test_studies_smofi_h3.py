@@ -52,3 +52,36 @@ def test_the_profiles_reproduce_sees_are_the_study_settings():
     book = ROOT / "notebooks" / "smofi" / "main_accuracy.ipynb"
     assert study_module(book) == ROOT / "fedlib" / "studies" / "smofi" / "main_accuracy.py"
     assert notebook_profiles(book) == set(main_accuracy.SETTINGS) == {"smoke", "cpu", "paper", "long"}
+
+
+def test_frameworks_smoke_grid_runs_the_iid_check_with_its_own_frameworks():
+    from fedlib.studies.smofi.frameworks import FRAMEWORKS, Frameworks
+
+    study = Frameworks("smoke", {})
+    here = [d for d, missing in study.availability.items() if missing is None]
+    assert study.S["participations"] == ["full", "iid"] and study.frameworks_of("iid") == ["SFLV1", "SFLV2"]
+    assert len(study.configs) == len(here) * (len(FRAMEWORKS) + 2)
+    assert study.config("cifar10", "SFLV2 (reset)", 0, "full").split.sflv2_momentum == "reset"
+    assert study.config("cifar10", "SFLV2", 0, "full").split.framework == "sflv2"
+
+
+def test_frameworks_sflv1_and_smofi_are_main_accuracys_runs():
+    """SFLV1 = FedAvg and SMoFi = FedAvg + SMoFi at the same scale knobs: one stored result for both tables."""
+    from fedlib.studies.smofi.frameworks import Frameworks
+    from fedlib.studies.smofi.main_accuracy import MainAccuracy
+
+    fw, main = Frameworks("cpu", {}), MainAccuracy("cpu", {})
+    for framework, method in (("SFLV1", "fedavg"), ("SMoFi", "fedavg+smofi")):
+        assert fw.config("cifar10", framework, 2, "full").config_hash(None) == \
+            main.config("cifar10", method, 2, "full").config_hash(None)
+
+
+def test_frameworks_unknown_framework_names_the_fix_and_reproduce_sees_its_profiles():
+    from fedlib.reproduce import notebook_profiles
+    from fedlib.studies.smofi import frameworks
+    from fedlib.studies.smofi.frameworks import Frameworks
+
+    with pytest.raises(FedlibError, match="choose from"):
+        Frameworks("cpu", {"frameworks": "SFLV3"})
+    book = ROOT / "notebooks" / "smofi" / "frameworks.ipynb"
+    assert notebook_profiles(book) == set(frameworks.SETTINGS) == {"smoke", "cpu", "paper", "long"}
