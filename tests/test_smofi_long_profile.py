@@ -32,26 +32,27 @@ def notebook_namespace(name: str, profile: str, upto: str) -> dict:
 
 def main_long_configs() -> dict:
     """main_accuracy's planned long runs (``LONG_METHODS``) by (method, seed), built as the notebook builds them."""
-    from fedlib.reporting import smofi_configs
+    from fedlib.studies.smofi.main_accuracy import LONG_METHODS, LONG_SEEDS, METHODS
 
-    ns = notebook_namespace("main_accuracy", "long", "S")
-    S, METHODS = ns["S"], ns["METHODS"]
-    config = smofi_configs("long", ns["LABEL"], S)
+    study = notebook_namespace("main_accuracy", "long", "study")["study"]
+    S, config = study.S, study.config
     return {(name, seed): config(d, METHODS[name], seed, part) for d in S["datasets"] for part in S["participations"]
-            for name in (ns["LONG_METHODS"] if part == "partial" else S["methods"]) for seed in ns["LONG_SEEDS"]}
+            for name in (LONG_METHODS if part == "partial" else S["methods"]) for seed in LONG_SEEDS}
 
 
 def test_main_accuracy_long_is_all_of_cifar10_20_clients_10_per_round_dirichlet_5_seeds():
     from fedlib.reporting.smofi import SMOFI_LONG_CADENCE, SMOFI_LONG_ROUNDS
+    from fedlib.studies.smofi.main_accuracy import LONG_METHODS, LONG_SEEDS
 
-    ns = notebook_namespace("main_accuracy", "long", "S")
-    assert ns["LABEL"] == "custom"  # the long runs' store label (RunConfig knows smoke / cpu / paper / custom)
+    study = notebook_namespace("main_accuracy", "long", "study")["study"]
+    ns = {"S": study.S}
+    assert study.label == "custom"  # the long runs' store label (RunConfig knows smoke / cpu / paper / custom)
     assert ns["S"]["participations"] == ["partial"] and ns["S"]["datasets"] == ["cifar10"]
     # the default execution runs the whole plan: the paper's main-table rows and both plug-in pairs
-    assert ns["S"]["partial_methods"] == ns["LONG_METHODS"] == ["FedAvg", "+ FedAvgM", "+ SlowMo", "+ SMoFi", "FedProx",
-                                                                 "FedProx + SMoFi", "FedNAR", "FedNAR + SMoFi"]
+    assert ns["S"]["partial_methods"] == LONG_METHODS == ["FedAvg", "+ FedAvgM", "+ SlowMo", "+ SMoFi", "FedProx",
+                                                          "FedProx + SMoFi", "FedNAR", "FedNAR + SMoFi"]
     assert ns["S"]["official_fednar_seeds"] == [0]  # FedNAR's official L2 beside the long reading
-    assert ns["LONG_SEEDS"] == [0, 1, 2, 3, 4] and ns["S"]["seeds"] == ns["LONG_SEEDS"]
+    assert LONG_SEEDS == [0, 1, 2, 3, 4] and ns["S"]["seeds"] == LONG_SEEDS
     cfgs = main_long_configs()
     assert sorted({m for m, _ in cfgs}) == sorted(["FedAvg", "+ FedAvgM", "+ SlowMo", "+ SMoFi", "FedProx",
                                                     "FedProx + SMoFi", "FedNAR", "FedNAR + SMoFi"])
@@ -80,13 +81,13 @@ def test_long_fednar_reads_l2_001_and_the_official_l2_stays_reachable():
     assert SMOFI_LONG_FEDNAR_L2 == 0.01 and FedNAROptions().l2 == 0.1
     for (name, _), cfg in cfgs.items():
         assert cfg.options.get("l2") == (0.01 if name.startswith("FedNAR") else None)
-    ns = notebook_namespace("main_accuracy", "long", "S")
-    config = smofi_configs("long", ns["LABEL"], ns["S"])
+    study = notebook_namespace("main_accuracy", "long", "study")["study"]
+    config = smofi_configs("long", study.label, study.S)
     official = config("cifar10", "fednar", 0, "partial", **{"options.l2": FedNAROptions().l2})
     assert official.options["l2"] == 0.1 and official.config_hash(None) != cfgs[("FedNAR", 0)].config_hash(None)
-    cpu = notebook_namespace("main_accuracy", "cpu", "S")
-    cpu_cfg = smofi_configs("cpu", cpu["LABEL"], cpu["S"])("cifar10", "fednar", 0, "full")
-    assert cpu_cfg.options["l2"] == 0.1 and cpu["S"]["official_fednar_seeds"] == []
+    cpu = notebook_namespace("main_accuracy", "cpu", "study")["study"]
+    cpu_cfg = smofi_configs("cpu", cpu.label, cpu.S)("cifar10", "fednar", 0, "full")
+    assert cpu_cfg.options["l2"] == 0.1 and cpu.S["official_fednar_seeds"] == []
 
 
 def test_long_data_is_all_50000_train_and_10000_test_images(monkeypatch):
@@ -139,11 +140,11 @@ def test_ablations_long_screens_every_reading_against_fedavg_sharing_main_runs()
 
 def test_frameworks_long_is_sflv2_vs_sflv1_five_seeds_and_speedup_long_needs_no_new_run():
     main = {c.config_hash(None) for c in main_long_configs().values()}
-    ns = notebook_namespace("frameworks", "long", "frameworks_of")  # the cell that stops before any run
-    S = ns["S"]
+    study = notebook_namespace("frameworks", "long", "study")["study"]  # the cell that stops before any run
+    S = study.S
     assert S["frameworks"] == ["SFLV1", "SFLV2"] and S["seeds"] == [0, 1, 2, 3, 4] and S["participations"] == ["partial"]
-    cfgs = {(fw, seed): ns["config"](d, fw, seed, part) for d in S["datasets"] for part in S["participations"]
-            for fw in ns["frameworks_of"](part) for seed in S["seeds"]}
+    cfgs = {(fw, seed): study.config(d, fw, seed, part) for d in S["datasets"] for part in S["participations"]
+            for fw in study.frameworks_of(part) for seed in S["seeds"]}
     assert len(cfgs) == 10
     # SFLV2's explicit path draws no dropout masks: the long comparison runs on `cnn` (cnn3 has dropout), so its
     # SFLV1 runs are its own, not main_accuracy's cnn3 FedAvg
