@@ -91,85 +91,35 @@ snapshot_pair = None  # also run the SAFL + non-IID cell under the snapshot uplo
 # %%
 # NBVAL_CHECK_OUTPUT
 from fedlib.reporting import apply_knobs, resolve_profile, show_settings
-from fedlib.reporting.fedqs import cadence
+from fedlib.studies.fedqs.table1_aggregation_gap import LISTS, SETTINGS, shown_settings
 
 profile = resolve_profile(profile)
-SETTINGS = {
-    "smoke": dict(task="adult", alpha=0.1, seeds=[0, 1], sync_seeds=2, rounds=5, workers=1, snapshot_pair=True,
-                  reduce=["safl.clients=10", "safl.delays=uniform", "safl.k=3", "data.max_train=2000"]),
-    "cpu": dict(task="cifar10", alpha=0.1, seeds=[0, 1, 2], sync_seeds=3, rounds=50, workers=2, snapshot_pair=True,
-                reduce=[]),
-    "paper": dict(task="cifar10", alpha=0.1, seeds=[0, 1, 2], sync_seeds=3, rounds=400, workers=1,
-                  snapshot_pair=True, reduce=[]),
-    # the cpu settings at T = 400 with the long cadence; semi-asynchronous cells only (sync_seeds=0)
-    "long": dict(task="cifar10", alpha=0.1, seeds=[0, 1], sync_seeds=0, rounds=400, workers=2, snapshot_pair=False,
-                 reduce=cadence("long")),
-}
-LISTS = {'seeds'}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
-S = settings
-from fedlib.reporting.fedqs import SINGLE_TASKS, task_regime  # noqa: E402
-
-show_settings({**settings, "SAFL regime": task_regime(SINGLE_TASKS[S["task"]], S["reduce"]),
-               "snapshot pair": "safl.upload=snapshot" if S["snapshot_pair"] else "not run"}, profile)
+show_settings(shown_settings(settings, profile), profile)
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
 import seaborn as sns
 
 from fedlib.reporting.display import show_table
-from fedlib.reporting import (cadence_words, comparison, full_table, not_run_table, run_all, runs_caption,
-                              save_comparison, save_figure, save_not_run, show_forest, show_gap_curves)
-from fedlib.claims import FEDQS_PAPER as P  # the paper's numbers
+from fedlib.reporting import (comparison, full_table, not_run_table, run_all, runs_caption, save_comparison, save_figure,
+                              save_not_run, show_forest, show_gap_curves)
 from fedlib.reporting.costs import cost_note, cost_table
-from fedlib.reporting.fedqs import (paired_evidence, FINAL_LAST, Study, accuracy_curves, claim_row, interval_note, paired_gap_curves,
-                                   paired_rows, regimes, run_metrics, settings_row)
+from fedlib.studies.fedqs.table1_aggregation_gap import Table1
 
 sns.set_theme(style="whitegrid", context="notebook")
 GROUP = "fedqs"
-# CIFAR-10 below `paper`: the SAFL-gap study's small CNN cnn3 (not the paper's Table 1 model)
-study = Study(S["task"], profile, S["rounds"], S["reduce"])
-paper_scale = study.paper_scale
-# the two data splits of each task
-SPLITS = {
-    "IID": ["data.partition=iid"],
-    "non-IID": ["data.partition=sex"] if S["task"] == "adult" else ["data.partition=dirichlet", f"data.alpha={S['alpha']}"],
-}
-MODES = {"synchronous": "sync", "semi-asynchronous": "semi-async"}
-METHODS = {"FedSGD (gradient)": "fedsgd", "FedAvg (model)": "fedavg"}
-GRAD, MODEL = METHODS
-SNAPSHOT = "semi-asynchronous, snapshot uploads"  # the extra row pair: only the upload semantics differ
-cells, cfgs = [], []
-for split, split_over in SPLITS.items():
-    for mode_label, mode in MODES.items():
-        for method_label, method in METHODS.items():
-            for seed in (S["seeds"] if mode == "semi-async" else S["seeds"][:S["sync_seeds"]]):
-                cells.append((split, mode_label, method_label, seed))
-                cfgs.append(study.config(method, [*split_over, f"safl.mode={mode}"], seed))
-if S["snapshot_pair"]:
-    for method_label, method in METHODS.items():
-        for seed in S["seeds"]:
-            cells.append(("non-IID", SNAPSHOT, method_label, seed))
-            cfgs.append(study.config(method, [*SPLITS["non-IID"], "safl.mode=semi-async", "safl.upload=snapshot"], seed))
-print(f"{len(cfgs)} runs on {S['task']} ({'paper scale' if paper_scale else 'reduced'}); SAFL regimes: {regimes(cfgs)}")
-EVALUATION = cadence_words(cfgs[0])  # which rounds carry an accuracy; every metric reads those only
-print("evaluation:", EVALUATION)
+# the grid (split x FL mode x method x seed, the snapshot pair), the measurement and the comparison rows:
+# fedlib.studies.fedqs.table1_aggregation_gap; CIFAR-10 below `paper` is the SAFL-gap study's small CNN cnn3
+study = Table1(profile, settings)
+print(study.describe())
 
 # %%
-results = run_all(cfgs, "Table 1", S["workers"])
+results = run_all(study.cfgs, "Table 1", settings["workers"])
+CAPTION = runs_caption(study.cfgs, profile)
 
 # %%
-rows = []
-for (split, mode, method, seed), res in zip(cells, results):
-    rows.append({"setting": f"{split} + {mode}", "data": split, "FL": mode, "aggregation": method, "seed": seed,
-                 **run_metrics(res)})
-runs = pd.DataFrame(rows)
-SETTING_ORDER = list(dict.fromkeys(runs["setting"]))
-MAIN = [s for s in SETTING_ORDER if SNAPSHOT not in s]  # the paper's four cells
-SAFL_NONIID = "non-IID + semi-asynchronous"
-table = runs.groupby(["setting", "aggregation"], sort=False)[["final", "best"]].agg(["mean", "std"])
-table.round(2)
+study.measure(results).round(2)  # final and best accuracy per setting and method: mean and sd over seeds
 
 # %% [markdown]
 # ## The gap FedSGD − FedAvg, paired over seeds
@@ -183,45 +133,13 @@ table.round(2)
 # delays).
 
 # %%
-gaps = paired_rows(runs, [(GRAD, MODEL, 1)], by=["setting"], method_col="aggregation")
-gaps["comparison"] = gaps["setting"]
-SMALL = [c for c in MAIN if c != SAFL_NONIID]  # the paper: "small" there, no direction claimed
-other_cells = paired_rows(runs[runs["setting"].isin(SMALL)], [(GRAD, MODEL, 0)], by=["setting"],
-                          method_col="aggregation")
-for col in ("verdict", "side", "sign"):
-    gaps.loc[gaps["setting"].isin(SMALL), col] = other_cells[col].values
-gaps["panel"] = "the gap FedSGD − FedAvg per setting"
-# "the largest of the four": SAFL + non-IID gap − each other cell's gap, per seed (sync cells: their seeds only)
-wide = runs.pivot_table(index=["setting", "seed"], columns="aggregation", values=["final", "best"])
-gap_runs = pd.DataFrame({m: wide[m][GRAD] - wide[m][MODEL] for m in ("final", "best")}).reset_index()
-SHORT = {"IID + synchronous": "IID + sync", "IID + semi-asynchronous": "IID + SAFL",
-         "non-IID + synchronous": "non-IID + sync", SAFL_NONIID: "non-IID + SAFL"}
-larger = paired_rows(gap_runs[gap_runs["setting"].isin(MAIN)],
-                     [(SAFL_NONIID, other, 1) for other in MAIN if other != SAFL_NONIID], method_col="setting")
-if len(larger):
-    larger["comparison"] = "gap(non-IID + SAFL) − gap(" + larger["baseline"].map(SHORT) + ")"
-    larger["panel"] = "is the SAFL + non-IID gap the largest?"
-regime_runs = runs[runs["setting"].isin([SAFL_NONIID, f"non-IID + {SNAPSHOT}"])].assign(
-    regime=lambda d: d["setting"].map({SAFL_NONIID: "overwrite", f"non-IID + {SNAPSHOT}": "snapshot"}))
-effect = paired_rows(regime_runs, [("overwrite", "snapshot", 0)], by=["aggregation"], method_col="regime")
-if len(effect):
-    effect["comparison"] = "SAFL + non-IID, " + effect["aggregation"] + ": overwrite − snapshot"
-    effect["panel"] = "regime effect"
-diffs = pd.concat([gaps, larger, effect], ignore_index=True)
-show_forest(diffs.assign(metric=diffs["metric"] + " accuracy"), "table1_aggregation_gap_paired", profile, GROUP,
-            y="comparison", col="metric", row="panel",
-            title="Table 1: paired differences over seeds (points), 95% t-intervals", sharex=True,
-            caption=runs_caption(cfgs, profile))
-full_table(diffs[["comparison", "metric", "mean", "lo", "hi", "n", "per seed", "verdict"]].round(2))
+show_forest(study.diffs.assign(metric=study.diffs["metric"] + " accuracy"), "table1_aggregation_gap_paired", profile,
+            GROUP, y="comparison", col="metric", row="panel", sharex=True, caption=CAPTION,
+            title="Table 1: paired differences over seeds (points), 95% t-intervals")
+full_table(study.diffs[["comparison", "metric", "mean", "lo", "hi", "n", "per seed", "verdict"]].round(2))
 
 # %%
-curves = accuracy_curves([(f"{split}, {mode}", method, seed) for split, mode, method, seed in cells], results,
-                         ["setting", "aggregation", "seed"])  # evaluated rounds only
-g = sns.relplot(data=curves, x="round", y="accuracy", hue="aggregation", col="setting", col_wrap=2, kind="line",
-                errorbar=("ci", 95), seed=0, height=3, aspect=1.6, facet_kws={"sharey": False})
-g.set_titles("{col_name}")
-g.figure.suptitle(f"Test accuracy, gradient vs model aggregation ({S['task']})", y=1.02)
-save_figure(g.figure, "table1_aggregation_gap", profile, GROUP, caption=runs_caption(cfgs, profile))
+save_figure(study.accuracy_figure(), "table1_aggregation_gap", profile, GROUP, caption=CAPTION)
 plt.show()
 
 # %% [markdown]
@@ -232,12 +150,9 @@ plt.show()
 # of the evaluation cadence (`eval_last`); before it the points are the evaluated rounds only.
 
 # %%
-gap_curves = paired_gap_curves(curves, [(GRAD, MODEL)], by=["setting"], method_col="aggregation")
-last = int(getattr(cfgs[0], "eval_last", 0))
-show_gap_curves(gap_curves, "table1_aggregation_gap_curves", profile, GROUP, col="setting", hue="comparison",
-                tail_from=S["rounds"] - last + 1 if last else None,
-                title=f"Table 1: gap FedSGD − FedAvg per round (points), mean and range over {len(S['seeds'])} seeds",
-                caption=runs_caption(cfgs, profile))
+show_gap_curves(study.gap_curves(), "table1_aggregation_gap_curves", profile, GROUP, col="setting", hue="comparison",
+                tail_from=study.tail_from, caption=CAPTION,
+                title=f"Table 1: gap FedSGD − FedAvg per round (points), mean and range over {len(settings['seeds'])} seeds")
 
 # %% [markdown]
 # In **synchronous** FL the K clients of a round all start from the same global model w, so
@@ -253,52 +168,7 @@ show_gap_curves(gap_curves, "table1_aggregation_gap_curves", profile, GROUP, col
 # the other three cells it says the gap is small.
 
 # %%
-if paper_scale and S["task"] == "cifar10":
-    scale_note = "paper scale (ResNet-18, CIFAR-10)"
-elif S["task"] == "cifar10":
-    scale_note = (f"{profile} profile: CIFAR-10 with the small CNN cnn3, Dirichlet x = {S['alpha']}, "
-                  f"T = {S['rounds']} — not the paper's ResNet-18 / 400 rounds")
-else:
-    scale_note = (f"{profile} profile: UCI Adult (FCN){' at the paper scale' if paper_scale else ', reduced'}, "
-                  "not the paper's ResNet-18/CIFAR-10")
-regime_note = f"SAFL regime {regimes([c for c in cfgs if c.safl.upload == 'overwrite']) or 'n/a'}"
-split_note = ("IID = iid partition, non-IID = " +
-              (f"Dirichlet x = {S['alpha']}" if S["task"] == "cifar10" else "split by sex"))
-sync_note = (f"synchronous cells: the first {S['sync_seeds']}" if S["sync_seeds"] else
-             "synchronous cells not run (not-run rows)")
-out = [settings_row("Table 1", f"{scale_note}; {split_note}; {regime_note}; {len(S['seeds'])} paired seeds "
-                    f"{S['seeds']} ({sync_note}); final = mean of the last {FINAL_LAST} evaluated rounds; "
-                    f"{EVALUATION}; a verdict needs a 95% t-interval that excludes 0 on the paper's side")]
-best = gaps[gaps["metric"] == "best"].set_index("setting")
-if SAFL_NONIID in best.index:  # the claim: the SAFL + non-IID gap is positive and the largest of the four
-    parts = [(f"gap(non-IID + SAFL) > 0 ({best.loc[SAFL_NONIID, 'mean']:.2f} points)", best.loc[SAFL_NONIID], 1)]
-    parts += [(r["comparison"].replace(" − ", " > "), r, 1) for _, r in larger[larger["metric"] == "best"].iterrows()]
-    row = claim_row("Table 1", "paper's direction: the SAFL + non-IID gap positive and the largest of the four", parts)
-    out.append({**row, "note": row["note"] + f" (best accuracy, as the paper's table; paper: {P['table1_gap_noniid_safl']} points)"})
-for _, r in gaps.iterrows():
-    both = r["setting"] == SAFL_NONIID
-    claim = ("paper: the gap surges with both factors, gradient aggregation ahead; " if both else
-             "paper: small (number not stated); " if r["setting"] in SMALL else
-             "the SAFL + non-IID cell under snapshot uploads (not the official code's regime; the paper does not "
-             "say which it ran): the paper's direction is gradient aggregation ahead; ")
-    out.append({"table": "Table 1", "setting": r["setting"], "metric": f"gap gradient − model, {r['metric']} (points)",
-                "paper": P["table1_gap_noniid_safl"] if both and r["metric"] == "best" else float("nan"), "measured": round(r["mean"], 2),
-                "evidence": paired_evidence(r),
-                "note": claim + interval_note(r)})
-for _, r in larger.iterrows():
-    out.append({"table": "Table 1", "setting": r["comparison"], "metric": f"difference of gaps, {r['metric']} (points)",
-                "paper": float("nan"), "measured": round(r["mean"], 2), "evidence": paired_evidence(r),
-                "note": "paper: positive (the SAFL + non-IID gap is the largest); " + interval_note(r)})
-for _, r in effect.iterrows():
-    out.append({"table": "Table 1", "setting": r["comparison"], "metric": f"{r['metric']} accuracy difference (points)",
-                "paper": float("nan"), "measured": round(r["mean"], 2), "evidence": paired_evidence(r),
-                "note": "only the upload semantics differ (same delays, seeds); " + interval_note(r)})
-for (setting, method), r in table.iterrows():  # the measured cells themselves
-    out.append({"table": "Table 1", "setting": f"{setting}, {method}",
-                "metric": f"final accuracy (%), mean of last {FINAL_LAST}", "paper": float("nan"),
-                "measured": round(r[("final", "mean")], 2),
-                "note": f"sd over seeds {r[('final', 'std')]:.2f}; best {r[('best', 'mean')]:.2f}"})
-df = comparison(out, profile)
+df = comparison(study.comparison(), profile)
 save_comparison(df, "table1_aggregation_gap", profile, GROUP)
 show_table(df, "Paper vs measured")
 
@@ -307,19 +177,7 @@ show_table(df, "Paper vs measured")
 # semi-asynchronous cells only).
 
 # %%
-NOT_RUN = []
-if not S["sync_seeds"]:
-    for split in SPLITS:
-        NOT_RUN.append({"table": "Table 1", "setting": f"{split} + synchronous (FedSGD and FedAvg)",
-                        "reason": "synchronous FedSGD and FedAvg take the same step (every client of a round starts "
-                                  "from the one global model w: w + mean Δ = mean w up to rounding), so the gap is "
-                                  f"zero by construction; not worth {S['rounds']}-round CPU runs (the cpu report "
-                                  "measures it at T = 50)"})
-if not S["snapshot_pair"]:
-    NOT_RUN.append({"table": "Table 1", "setting": f"non-IID + {SNAPSHOT}",
-                    "reason": f"not in this execution ({profile} profile: the official `overwrite` regime only; the "
-                              "cpu report has the regime contrast)"})
-not_run = not_run_table(NOT_RUN, profile)
+not_run = not_run_table(study.not_run(), profile)
 save_not_run(not_run, "table1_aggregation_gap", profile, GROUP)
 not_run
 
@@ -335,6 +193,6 @@ not_run
 # load: they are what these runs took here, not a benchmark.
 
 # %%
-costs = cost_table(cells, results, ["data", "FL", "aggregation", "seed"])
+costs = cost_table(study.cells, results, ["data", "FL", "aggregation", "seed"])
 print(cost_note(costs))
 costs.round(2)

@@ -1,0 +1,118 @@
+"""The FedQS study modules of Table 1, Table 2 and Figure 4 (``fedlib/studies/fedqs/``): their profiles are
+what ``fedlib reproduce`` sees, their grids have the methods x seeds the notebooks promise, and a wrong
+knob value fails with a FedlibError that names the fix."""
+
+from pathlib import Path
+
+import pytest
+
+from fedlib.core.errors import FedlibError
+from fedlib.reporting import apply_knobs
+from fedlib.reproduce import notebook_profiles, study_module
+from fedlib.studies.fedqs import figure4_loss_curves as f4
+from fedlib.studies.fedqs import table1_aggregation_gap as t1
+from fedlib.studies.fedqs import table2_accuracy as t2
+
+ROOT = Path(__file__).resolve().parents[1]
+BOOKS = {"table1_aggregation_gap": t1, "table2_accuracy": t2, "figure4_loss_curves": f4}
+
+
+@pytest.mark.parametrize("name", sorted(BOOKS))
+def test_reproduce_reads_the_profiles_of_the_study(name):
+    book = ROOT / "notebooks" / "fedqs" / f"{name}.ipynb"
+    assert study_module(book) == ROOT / "fedlib" / "studies" / "fedqs" / f"{name}.py"
+    assert notebook_profiles(book) == set(BOOKS[name].SETTINGS)
+
+
+def test_profiles_per_study():
+    assert set(t2.SETTINGS) == set(t1.SETTINGS) == {"smoke", "cpu", "paper", "long"}
+    assert set(f4.SETTINGS) == {"smoke", "cpu", "paper"}  # Figure 4 has no long profile
+
+
+def settings(module, profile, **knobs):
+    """The profile's settings with ``knobs`` applied, as the notebook's settings cell does."""
+    return apply_knobs(module.SETTINGS[profile], knobs, module.LISTS)
+
+
+# ------------------------------------------------------------------ Table 1
+def test_table1_smoke_grid():
+    study = t1.Table1("smoke", settings(t1, "smoke"))
+    # IID / non-IID x sync / semi-async x FedSGD / FedAvg x 2 seeds, plus the snapshot pair (2 methods x 2 seeds)
+    assert len(study.cells) == len(study.cfgs) == 2 * 2 * 2 * 2 + 2 * 2
+    assert len({c.config_hash() for c in study.cfgs}) == len(study.cfgs)
+    assert sum(mode == t1.SNAPSHOT for _, mode, _, _ in study.cells) == 4
+    assert study.not_run() == []
+
+
+def test_table1_long_runs_the_semi_asynchronous_cells_and_says_what_it_leaves_out():
+    study = t1.Table1("long", settings(t1, "long"))
+    assert {mode for _, mode, _, _ in study.cells} == {"semi-asynchronous"}
+    assert len(study.cells) == 2 * 2 * 2  # two splits x two methods x seeds [0, 1]
+    assert [r["setting"] for r in study.not_run()] == [
+        "IID + synchronous (FedSGD and FedAvg)", "non-IID + synchronous (FedSGD and FedAvg)",
+        f"non-IID + {t1.SNAPSHOT}"]
+
+
+def test_table1_knobs_override_the_profile():
+    study = t1.Table1("smoke", settings(t1, "smoke", seeds="[3]", snapshot_pair=False))
+    assert {seed for *_, seed in study.cells} == {3}
+    assert len(study.cells) == 2 * 2 * 2
+    assert t1.shown_settings(study.S, "smoke")["snapshot pair"] == "not run"
+
+
+# ------------------------------------------------------------------ Table 2
+@pytest.fixture
+def no_missing_data(monkeypatch):
+    """Every dataset counts as present: the grid does not depend on the data folder."""
+    monkeypatch.setattr(t2, "dataset_missing", lambda name: "")
+
+
+def test_table2_smoke_grid(no_missing_data):
+    study = t2.Table2("smoke", settings(t2, "smoke"))
+    main = [c for c in study.cells if c[3] == ""]
+    assert {m for _, m, _, _ in main} == set(t2.METHODS)  # all thirteen methods
+    assert len(main) == len(t2.METHODS) * 2  # x seeds [0, 1]
+    assert sorted({v for *_, v in study.cells}) == ["", "code-main", t2.HOLDOUT]
+    assert sum(v == t2.HOLDOUT for *_, v in study.cells) == 2 * 2  # FedQS-Avg / FedQS-SGD x 2 seeds
+    assert len({c.config_hash() for c in study.cfgs}) == len(study.cfgs)
+
+
+def test_table2_long_grid(no_missing_data):
+    study = t2.Table2("long", settings(t2, "long"))
+    assert study.task_list == ["cifar10-x0.5"]
+    by_variant = {}
+    for _, m, _, v in study.cells:
+        by_variant.setdefault(v, set()).add(m)
+    assert by_variant == {"": {"fedqs-sgd", "fedsgd", "fedqs-avg", "fedavg"},
+                          "code-main": {"fedqs-avg", "fedqs-sgd"}, "code-momentum": {"fedqs-sgd"}}
+    assert len(study.cells) == (4 + 2 + 1) * 2
+
+
+def test_table2_cpu_reduced_columns_run_the_main_methods(no_missing_data):
+    study = t2.Table2("cpu", settings(t2, "cpu", tasks='["cifar10"]'))
+    assert study.methods_on("cifar10-x0.5") == study.method_list  # `full_tasks`: every method
+    assert study.methods_on("cifar10-x0.1") == [m for m in study.method_list if m in t2.MAIN]
+
+
+@pytest.mark.parametrize("knob, value, word", [("reading_methods", '["fedavg"]', "FedQS variant"),
+                                               ("reduced_methods", '["fedfoo"]', "method"),
+                                               ("methods", '["fedfoo"]', "method"),
+                                               ("reading_seeds", '{"cifar7": [0]}', "task")])
+def test_table2_unknown_knob_value_names_the_choices(no_missing_data, knob, value, word):
+    with pytest.raises(FedlibError, match=f"unknown {word}") as err:
+        t2.Table2("smoke", settings(t2, "smoke", **{knob: value}))
+    assert err.value.fix.startswith("choose from")
+
+
+# ------------------------------------------------------------------ Figure 4
+def test_figure4_smoke_grid():
+    study = f4.Figure4("smoke", settings(f4, "smoke"))
+    # FedAvg / FedSGD, FedQS-Avg / FedQS-SGD under the paper reading and under code-main, x 2 seeds
+    assert len(study.cells) == (4 + 2) * 2
+    assert {r for *_, r in study.cells} == {"paper", "code-main"}
+    assert study.describe() == "12 runs, FedQS also under ['code-main']"
+
+
+def test_figure4_unknown_method_fails():
+    with pytest.raises(FedlibError, match="unknown method"):
+        f4.Figure4("smoke", settings(f4, "smoke", methods='["fedfoo"]'))
