@@ -87,95 +87,30 @@ workers = None     # >1: run the missing cells in a local process pool first (fe
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from fedlib.reporting.display import show_table
 from fedlib.reporting import apply_knobs, resolve_profile, show_settings
+from fedlib.studies.fedqs.table4_robustness import LISTS, SETTINGS, Table4, shown
 
 profile = resolve_profile(profile)
-SYSTEMS = {"N50": (50, 50), "N200": (200, 50), "R20": (100, 20), "R100": (100, 100)}  # name: (clients, ratio)
-ALL_METHODS = ["fedavg", "fedqs-avg", "fedsgd", "fedqs-sgd"]
-SETTINGS = {
-    "smoke": dict(task="adult", alphas=[0.5], systems=["N50", "R100"], methods=ALL_METHODS,
-                  uploads=["snapshot", "overwrite"], seeds=[0, 1], rounds=5, eval_every=1, workers=1,
-                  clients_scale=0.1, reduce=["safl.k=3", "data.max_train=2000"], readings=["code-main"]),
-    "cpu": dict(task="cifar10", alphas=[0.5], systems=list(SYSTEMS), methods=ALL_METHODS,
-                uploads=["overwrite"], seeds=[0, 1], rounds=30, eval_every=2, workers=2,
-                clients_scale=1.0, reduce=[], readings=["code-main"]),
-    "paper": dict(task="cifar10", alphas=[0.1, 0.5, 1.0], systems=list(SYSTEMS), methods=ALL_METHODS,
-                  uploads=["snapshot", "overwrite"], seeds=[0], rounds=400, eval_every=1, workers=1,
-                  clients_scale=1.0, reduce=[], readings=["code-main"]),
-}
-LISTS = {'alphas', 'seeds', 'systems', 'methods', 'uploads', 'readings'}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
-S = settings
-show_settings({**settings, "SAFL regime": f"upload={' and '.join(S['uploads'])} (each reported); delays=uniform "
-               "1:ratio in every system (official-100 holds 100 delays of 1:50)"}, profile)
+show_settings(shown(settings), profile)
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
 import seaborn as sns
 
-from fedlib.core.errors import check_choice
-from fedlib.reporting import censor, check_names, comparison, full_table, run_all, save_comparison, save_figure
-from fedlib.reporting import runs_caption, show_forest
-from fedlib.reporting.fedqs import (paired_evidence, readings_run, CORE_METHODS, METHODS as ALL_METHODS, Study, alpha_variants, claim_row,
-                                   check_readings, interval_note, paired_rows, readings_of, row_name, run_metrics,
-                                   settings_row)
-from fedlib.safl.delays import make_delays
-from fedlib.safl.fedqs.readings import reading_overrides
-from fedlib.safl.schedule import replay
+from fedlib.reporting import comparison, full_table, run_all, runs_caption, save_comparison, save_figure, show_forest
+from fedlib.reporting.display import show_table
 
 sns.set_theme(style="whitegrid", context="notebook")
 GROUP = "fedqs"
-check_names(S["systems"], SYSTEMS, "system setting")
-METHODS = {m: ALL_METHODS[m] for m in check_names(S["methods"], CORE_METHODS, "method")}
-for u in S["uploads"]:
-    check_choice("upload", u, ("snapshot", "overwrite"))
-READ_ON = check_readings(S["readings"])  # FedQS also runs under these readings (rows tagged " · code-main")
-# CIFAR-10 below `paper`: the SAFL-gap study's small CNN cnn3 (a CPU cannot train ResNet-18 in minutes)
-study = Study(S["task"], profile, S["rounds"], S["reduce"],
-              paper_knobs=S["clients_scale"] == 1.0 and S["eval_every"] == 1)
-paper_scale = study.paper_scale
-data_variants = alpha_variants(S["task"], S["alphas"])
-cells, cfgs = [], []
-for system in S["systems"]:
-    n, ratio = SYSTEMS[system]
-    n = max(int(round(n * S["clients_scale"])), 4)
-    for method in METHODS:
-        for reading in readings_of(method, READ_ON):
-            for upload in S["uploads"]:
-                for data in data_variants:
-                    for seed in S["seeds"]:
-                        cfgs.append(study.config(method, [f"safl.clients={n}", "safl.delays=uniform",
-                                                          f"safl.ratio={ratio}", f"safl.upload={upload}", *data,
-                                                          f"eval_every={S['eval_every']}", *reading_overrides(reading)],
-                                                 seed))
-                        cells.append((system, n, ratio, method, reading, upload, data[0] if data else "", seed))
-print(f"{len(cfgs)} runs on {S['task']}" + (f", FedQS also under {READ_ON}" if READ_ON else ""))
+study = Table4(profile, settings)  # the grid: systems × methods (× readings) × uploads × x × seeds
+print(study.describe())
 
 # %%
-results = run_all(cfgs, "Table 4", S["workers"])
+results = run_all(study.configs, "Table 4", settings["workers"])
 
 # %%
-rows = []
-for (system, n, ratio, method, reading, upload, data, seed), res in zip(cells, results):
-    s = res.summary
-    rows.append({"system": system, "N": n, "ratio": f"1:{ratio}", "upload": upload,
-                 "method": row_name(method, reading), "reading": reading,
-                 "aggregation": METHODS[method][1], "data": data, "seed": seed,
-                 "accuracy": 100 * s["convergence_accuracy"], "best": 100 * s["best_accuracy"],
-                 "final": run_metrics(res)["final"], "pair": f"{data} seed {seed}",
-                 "censored": s["rounds_to_95"] is None,  # never reached 95%: censored at T, not dropped
-                 "rounds_to_95": censor([s["rounds_to_95"]], S["rounds"])[0].iloc[0],
-                 "oscillations": s["oscillations"],
-                 "uploads/tick": s.get("uploads_per_tick"), "K": s.get("k"),
-                 "buffer keeps up": s.get("buffer_keeps_up"), "backlog (final)": s.get("backlog_final"),
-                 "staleness (mean)": s.get("staleness_mean_all"), "replaced": s.get("replaced_share")})
-runs = pd.DataFrame(rows)
-COLS = ["accuracy", "final", "best", "rounds_to_95", "oscillations", "uploads/tick", "backlog (final)", "staleness (mean)",
-        "replaced"]
-table = runs.groupby(["system", "N", "ratio", "upload", "method"], sort=False)[COLS].mean()
+table = study.measure(results)  # one row per run in study.runs; here the mean per setting and method
 table.round(2)
 
 # %% [markdown]
@@ -187,29 +122,11 @@ table.round(2)
 # 95% t-interval. Green: resolved on the paper's side; red: against it; grey: unresolved.
 
 # %%
-PAIRS = [(row_name(a, r), ALL_METHODS[b][0], 1) for r in readings_run(READ_ON)
-         for a, b in (("fedqs-avg", "fedavg"), ("fedqs-sgd", "fedsgd")) if a in METHODS and b in METHODS]
-UPLOADS = len(S["uploads"]) > 1
-runs["where"] = runs["system"] + (", " + runs["upload"] if UPLOADS else "")
-per_setting = paired_rows(runs, PAIRS, by=["where"], metrics=("final",), pair_col="pair")
-pooled = paired_rows(runs.assign(pair=runs["system"] + " " + runs["pair"]), PAIRS, by=["upload"], metrics=("final",),
-                     pair_col="pair")
-if len(pooled):
-    pooled["where"] = f"pooled over {len(S['systems'])} settings" + (", " + pooled["upload"] if UPLOADS else "")
-LOWER = [(m, b, -1) for m, b, _ in PAIRS]  # rounds and oscillations: fewer is the paper's side
-slow = paired_rows(runs, LOWER, by=["where"], metrics=("rounds_to_95", "oscillations"), pair_col="pair")
-slow_pooled = paired_rows(runs.assign(pair=runs["system"] + " " + runs["pair"]), LOWER, by=["upload"],
-                          metrics=("rounds_to_95", "oscillations"), pair_col="pair")
-if len(slow_pooled):
-    slow_pooled["where"] = f"pooled over {len(S['systems'])} settings" + (", " + slow_pooled["upload"] if UPLOADS else "")
-diffs = pd.concat([per_setting, pooled, slow, slow_pooled], ignore_index=True)
-if len(diffs):
-    diffs["panel"] = diffs["comparison"]
-    diffs["measure"] = diffs["metric"].map({"final": "final accuracy (points)", "rounds_to_95": "rounds to 95% (rounds)",
-                                            "oscillations": "oscillations (count)"})
+diffs = study.differences()
+caption = runs_caption(study.configs, profile)
 show_forest(diffs, "table4_robustness", profile, GROUP, y="where", col="measure", row="panel", xlabel="difference",
-            title=f"Table 4: FedQS − foundation, {len(S['seeds'])} paired seed(s) per setting, 95% t-intervals",
-            caption=runs_caption(cfgs, profile))
+            title=f"Table 4: FedQS − foundation, {len(settings['seeds'])} paired seed(s) per setting, 95% t-intervals",
+            caption=caption)
 full_table(diffs.drop(columns=["panel", "measure", "method", "baseline", "upload"], errors="ignore").round(2))
 
 # %% [markdown]
@@ -217,25 +134,8 @@ full_table(diffs.drop(columns=["panel", "measure", "method", "baseline", "upload
 # climbs for as long as the backlog grows; under `overwrite` it stays bounded.
 
 # %%
-curves = []
-for (system, n, ratio, method, reading, upload, data, seed), res in zip(cells, results):
-    h = res.history
-    curves.append(pd.DataFrame({"round": h["round"], "accuracy": 100 * h["accuracy"],
-                                "staleness": h["staleness_mean"], "setting": f"{system} (N = {n}, 1:{ratio})",
-                                "method": row_name(method, reading), "upload": upload, "seed": seed}))
-curves = pd.concat(curves, ignore_index=True)
-fig, axes = plt.subplots(2, len(S["systems"]), figsize=(6.5 * len(S["systems"]), 7), squeeze=False)
-for j, system in enumerate(S["systems"]):
-    sub = curves[curves["setting"].str.startswith(system + " ")]
-    sns.lineplot(data=sub.dropna(subset=["accuracy"]), x="round", y="accuracy", hue="method", style="upload",
-                 errorbar=None, ax=axes[0][j])
-    sns.lineplot(data=sub, x="round", y="staleness", hue="method", style="upload", errorbar=None, ax=axes[1][j],
-                 legend=False)
-    axes[0][j].set_title(sub["setting"].iloc[0] if len(sub) else system)
-    axes[0][j].set_ylabel("test accuracy (%)")
-    axes[1][j].set_ylabel("mean staleness of the aggregated updates")
-fig.tight_layout()
-save_figure(fig, "table4_curves", profile, GROUP, caption=runs_caption(cfgs, profile))
+fig = study.curves_figure(study.curves())
+save_figure(fig, "table4_curves", profile, GROUP, caption=caption)
 plt.show()
 
 # %% [markdown]
@@ -247,68 +147,6 @@ plt.show()
 # `paper` is empty and the notes give the expected sign.
 
 # %%
-mean = runs.groupby(["system", "upload", "method"])[COLS].mean()
-scale_note = ("paper scale" if paper_scale and S["task"] == "cifar10" else
-              f"{profile} profile: {'UCI Adult (FCN)' if S['task'] == 'adult' else 'CIFAR-10, small CNN (cnn3)'}"
-              + (f", x = {', '.join(map(str, S['alphas']))}" if S["task"] == "cifar10" else "")
-              + f", T = {S['rounds']}, evaluation every {S['eval_every']} round(s), {len(S['seeds'])} seed(s); not the "
-              "paper's CIFAR-10 / ResNet-18 / 400 rounds / x = 0.1, 0.5, 1 averaged")
-scale_note += (f"; FedQS-Avg / FedQS-SGD also under the reading(s) {', '.join(READ_ON)} of FedQS (spec \"Readings\"), "
-               "each row tagged and paired with the same foundation runs" if READ_ON else "")
-UPLOAD_NOTE = {"snapshot": "snapshot uploads (the update as uploaded waits in the buffer)",
-               "overwrite": "overwrite uploads (the official code's file buffer: a newer training replaces it)"}
-n_pairs = len(S["seeds"]) * len(data_variants)  # pairs per setting: seed (× x where several are averaged)
-k_run = runs["K"].dropna().iloc[0] if runs["K"].notna().any() else float("nan")
-out = [settings_row("Table 4", f"{scale_note}; K = {k_run:g} and uniform 1:ratio delays in every setting; final = "
-                    "mean of the last 10 evaluated rounds; rounds to 95% censored at T where never reached; "
-                    "oscillations = drops of more than 15 points between evaluated rounds; a verdict needs a 95% "
-                    f"t-interval that excludes 0 on the paper's side; {n_pairs} pair(s) per setting (a t-interval "
-                    f"with {n_pairs - 1} degree(s) of freedom), {n_pairs * len(S['systems'])} pooled over the settings")]
-ACC = per_setting
-for m, b, _ in PAIRS:
-    sel = ACC[ACC["method"] == m] if len(ACC) else ACC
-    if len(sel):
-        out.append(claim_row("Table 4", f"{m} more accurate than {b} in every setting", sel, label_col="where"))
-    pool = pooled[pooled["method"] == m] if len(pooled) else pooled
-    if len(pool):
-        out.append(claim_row("Table 4", f"{m} more accurate than {b}, pooled over the settings", pool,
-                             label_col="where", note=f"{int(pool['n'].iloc[0])} pairs (setting × seed)"))
-    for metric, words in (("rounds_to_95", "converges in fewer rounds"), ("oscillations", "oscillates less")):
-        sp = slow_pooled[(slow_pooled["method"] == m) & (slow_pooled["metric"] == metric)] if len(slow_pooled) else slow_pooled
-        if len(sp):
-            out.append(claim_row("Table 4", f"{m} {words} than {b}, pooled over the settings", sp, label_col="where",
-                                 note=f"T = {S['rounds']}: a short run, see the settings row"))
-for _, r in diffs.iterrows() if len(diffs) else []:
-    out.append({"table": "Table 4", "setting": f"{r['where']}: {r['comparison']}", "metric": f"paired difference, {r['measure']}",
-                "paper": float("nan"), "measured": r["mean"],
-                "evidence": paired_evidence(r, "pairs (setting × seed)" if r["where"].startswith("pooled") else "seeds"),
-                "note": ("paper: FedQS better (lower); " if r["sign"] == -1 else "paper: FedQS better (higher); ")
-                + interval_note(r, "pairs (setting × seed)" if r["where"].startswith("pooled") else "seeds")})
-for system in S["systems"]:
-    sub = runs[runs["system"] == system]
-    label = f"{system} (N = {sub['N'].iloc[0]}, {sub['ratio'].iloc[0]})"
-    for upload in S["uploads"]:
-        here = mean.loc[(system, upload)]
-        upt = float(here["uploads/tick"].iloc[0]) if here["uploads/tick"].notna().any() else float("nan")
-        k = runs["K"].dropna().iloc[0] if runs["K"].notna().any() else float("nan")
-        stal = ", ".join(f"{m} {here.loc[m, 'staleness (mean)']:.1f}" for m in here.index)
-        n_, ratio_ = SYSTEMS[system]
-        n_ = max(int(round(n_ * S["clients_scale"])), 4)
-        long = replay(make_delays("uniform", n_, ratio_, S["seeds"][0]), int(k), 400)
-        out.append({"table": "Table 4", "setting": f"{label}, {upload}: regime", "metric": "uploads per tick",
-                    "paper": float("nan"), "measured": round(upt, 2),
-                    "note": f"K = {k:g}: over these {S['rounds']} rounds the buffer "
-                            f"{'cannot keep up' if upt > k else 'keeps up on average'}; the clock replayed for "
-                            f"the paper's 400 rounds (no training) gives {long['uploads_per_tick']:.2f} uploads per "
-                            f"tick, final backlog {long['backlog_final']}; mean staleness aggregated: {stal}; "
-                            f"{UPLOAD_NOTE[upload]}"})
-        for m in here.index:  # each method's own numbers
-            n_cens = int(runs[(runs["system"] == system) & (runs["upload"] == upload) & (runs["method"] == m)]["censored"].sum())
-            out.append({"table": "Table 4", "setting": f"{label}, {upload}: {m}", "metric": "convergence accuracy (%)",
-                        "paper": float("nan"), "measured": round(float(here.loc[m, "accuracy"]), 2),
-                        "note": f"final {here.loc[m, 'final']:.2f}, best {here.loc[m, 'best']:.2f}; rounds to 95% "
-                                f"{here.loc[m, 'rounds_to_95']:.1f}" + (f" ({n_cens} censored at T)" if n_cens else "")
-                                + f"; oscillations {here.loc[m, 'oscillations']:.1f}"})
-df = comparison(out, profile)
+df = comparison(study.comparison(), profile)
 save_comparison(df, "table4_robustness", profile, GROUP)
 show_table(df, "Paper vs measured")

@@ -88,95 +88,37 @@ workers = None     # >1: run the missing cells in a local process pool first (fe
 # %%
 # NBVAL_CHECK_OUTPUT
 from fedlib.reporting import apply_knobs, resolve_profile, show_settings
-from fedlib.reporting.fedqs import cadence
-from fedlib.safl.fedqs.readings import reading_overrides
+from fedlib.studies.fedqs.table5_ablation import LISTS, SETTINGS, Table5Ablation, shown
+from fedlib.studies.fedqs.table5_ablation import VARIANTS  # noqa: F401 -- the names `variants` picks from
 
 profile = resolve_profile(profile)
-VARIANTS = {  # name: FedQS option overrides
-    "cosine": [], "euclidean": ["options.similarity=euclidean"], "manhattan": ["options.similarity=manhattan"],
-    "angle": ["options.similarity=angle"], "w/o momentum": ["options.momentum=false"],
-    "w/o feedback": ["options.feedback=false"],
-    **{r: list(reading_overrides(r)) for r in ("code-main", "code-momentum")},  # full FedQS under the code's readings
-}
-SETTINGS = {
-    "smoke": dict(task="adult", alphas=[0.5], variants=list(VARIANTS), seeds=[0, 1], rounds=5, workers=1,
-                  reduce=["safl.clients=10", "safl.delays=uniform", "safl.k=3", "data.max_train=2000"]),
-    "cpu": dict(task="cifar10", alphas=[0.5], variants=["cosine", "euclidean", "manhattan", "w/o momentum",
-                                                     "w/o feedback", "code-main", "code-momentum"], seeds=[0, 1, 2],
-                rounds=50, workers=2, reduce=[]),
-    "paper": dict(task="cifar10", alphas=[0.1, 0.5, 1.0], variants=list(VARIANTS), seeds=[0, 1, 2], rounds=400,
-                  workers=1, reduce=[]),
-    # the cpu settings at T = 400 with the long cadence (full FedQS = Table 2's long runs), w/o feedback only
-    "long": dict(task="cifar10", alphas=[0.5], variants=["cosine", "w/o feedback"], seeds=[0, 1], rounds=400,
-                 workers=2, reduce=cadence("long")),
-}
-LISTS = {'alphas', 'seeds', 'variants'}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
-S = settings
-from fedlib.reporting.fedqs import SINGLE_TASKS, task_regime  # noqa: E402
-
-show_settings({**settings, "SAFL regime": task_regime(SINGLE_TASKS[S["task"]], S["reduce"])}, profile)
+show_settings(shown(settings), profile)
 
 # %%
 import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
 import seaborn as sns
 
-from fedlib.experiments.metrics import oscillations
-from fedlib.reporting.display import show_table
-from fedlib.reporting import (runs_caption, cadence_words, censor, check_names, comparison, full_table, not_run_table, run_all,
-                              save_comparison, save_figure, save_not_run, show_forest, show_gap_curves)
+from fedlib.reporting import (comparison, full_table, not_run_table, run_all, runs_caption, save_comparison,
+                              save_figure, save_not_run, show_forest, show_gap_curves)
 from fedlib.reporting.costs import cost_note, cost_table
-from fedlib.claims import FEDQS_PAPER as P  # the paper's numbers
-from fedlib.reporting.fedqs import (paired_evidence, Study, accuracy_curves, alpha_variants, claim_row, interval_note, paired_gap_curves,
-                                   paired_rows, run_metrics, settings_row)
+from fedlib.reporting.display import show_table
 
 sns.set_theme(style="whitegrid", context="notebook")
 GROUP = "fedqs"
-check_names(S["variants"], VARIANTS, "ablation variant")
-METHODS = {"fedqs-avg": "FedQS-Avg", "fedqs-sgd": "FedQS-SGD"}
-# CIFAR-10 below `paper`: Table 1's small CNN cnn3, as Table 2 at cpu (a CPU cannot train ResNet-18)
-study = Study(S["task"], profile, S["rounds"], S["reduce"])
-paper_scale, reduce = study.paper_scale, study.reductions
-data_variants = alpha_variants(S["task"], S["alphas"])
-cells, cfgs = [], []
-for method in METHODS:
-    for variant in S["variants"]:
-        for data in data_variants:
-            for seed in S["seeds"]:
-                cfgs.append(study.config(method, [*VARIANTS[variant], *data], seed))
-                cells.append((METHODS[method], variant, data[0] if data else "", seed))
-print(f"{len(cfgs)} runs on {S['task']}")
-EVALUATION = cadence_words(cfgs[0])  # which rounds carry an accuracy; every metric reads those only
-print("evaluation:", EVALUATION)
+study = Table5Ablation(profile, settings)  # the grid: FedQS-Avg, FedQS-SGD × variants × x × seeds
+print(study.describe())
 
 # %%
-results = run_all(cfgs, "Table 5", S["workers"])
-CAPTION = runs_caption(cfgs, profile)  # seeds, T, model and profile under every figure
+results = run_all(study.configs, "Table 5", settings["workers"])
+CAPTION = runs_caption(study.configs, profile)  # seeds, T, model and profile under every figure
 
 # %%
-rows = []
-for (method, variant, data, seed), res in zip(cells, results):
-    s = res.summary
-    rows.append({"method": method, "variant": variant, "data": data, "seed": seed,
-                 "accuracy": 100 * s["convergence_accuracy"],
-                 "censored": s["rounds_to_95"] is None,  # never reached: censored at T, not dropped
-                 "rounds_to_95": censor([s["rounds_to_95"]], S["rounds"])[0].iloc[0],
-                 "oscillations": oscillations(res.history, 15.0),  # the paper's count, threshold 15 points
-                 "drops > 5": oscillations(res.history, 5.0),  # descriptive only: not the paper's threshold
-                 "pair": f"{data} seed {seed}", **run_metrics(res)})
-runs = pd.DataFrame(rows)
-table = runs.groupby(["variant", "method"], sort=False)[["accuracy", "rounds_to_95", "oscillations", "drops > 5"]].mean()
+table = study.measure(results)  # one row per run in study.runs; here the mean per variant and method
 table.unstack("method").round(2)
 
 # %%
-curves = accuracy_curves(cells, results, ["method", "variant", "data", "seed"])  # evaluated rounds only
-g = sns.relplot(data=curves, x="round", y="accuracy", hue="variant", hue_order=S["variants"], col="method",
-                kind="line", errorbar=("ci", 95), seed=0, height=3.5, aspect=1.5)
-g.set_titles("{col_name}")
-g.figure.suptitle("Ablation: test accuracy per round", y=1.03)
-save_figure(g.figure, "table5_ablation", profile, GROUP, caption=runs_caption(cfgs, profile))
+save_figure(study.curves_figure(), "table5_ablation", profile, GROUP, caption=CAPTION)
 plt.show()
 
 # %% [markdown]
@@ -187,13 +129,9 @@ plt.show()
 # every-round tail of the evaluation cadence (`eval_last`).
 
 # %%
-gap_curves = paired_gap_curves(curves.assign(pair=curves["data"] + " seed " + curves["seed"].astype(str)),
-                               [(v, "cosine") for v in S["variants"] if v != "cosine"], by=["method"],
-                               method_col="variant", pair_col="pair")
-last = int(cfgs[0].eval_last) if cfgs else 0
-show_gap_curves(gap_curves, "table5_ablation_gap_curves", profile, GROUP, caption=CAPTION, col="method", hue="comparison",
-                tail_from=S["rounds"] - last + 1 if last else None,
-                title=f"Table 5: variant − full FedQS per round (points), mean and range over {len(S['seeds'])} seeds")
+show_gap_curves(study.gap_curves(), "table5_ablation_gap_curves", profile, GROUP, caption=CAPTION, col="method",
+                hue="comparison", tail_from=study.tail_from,
+                title=f"Table 5: variant − full FedQS per round (points), mean and range over {len(settings['seeds'])} seeds")
 
 # %% [markdown]
 # ## Paired differences: variant − full FedQS
@@ -205,34 +143,10 @@ show_gap_curves(gap_curves, "table5_ablation_gap_curves", profile, GROUP, captio
 # it; grey: unresolved; blue: no direction claimed.
 
 # %%
-SIGNS = {  # metric -> variant -> the paper's sign of (variant − cosine); 0: no direction claimed
-    "accuracy": {"w/o momentum": -1, "w/o feedback": -1, "manhattan": 1, "euclidean": 0, "angle": 0},
-    "oscillations": {"manhattan": 1, "euclidean": 1, "angle": 0, "w/o momentum": 0, "w/o feedback": 0},
-    "rounds_to_95": {"w/o momentum": 1, "w/o feedback": 0, "manhattan": 0, "euclidean": 0, "angle": 0},
-}
-# the momentum claim under the code's rules: code-main (momentum 0) − code-momentum, the paper's sign per metric
-CODE_MOMENTUM = {"accuracy": -1, "oscillations": 0, "rounds_to_95": 1}
-
-
-def pairs_for(metric, signs):
-    """(variant, baseline, sign) of ``metric``: each variant − cosine (a reading: no direction), and
-    code-main − code-momentum where both ran."""
-    pairs = [(v, "cosine", signs.get(v, 0)) for v in S["variants"] if v != "cosine"]
-    if {"code-main", "code-momentum"} <= set(S["variants"]):
-        pairs.append(("code-main", "code-momentum", CODE_MOMENTUM[metric]))
-    return pairs
-
-
-diffs = pd.concat([paired_rows(runs, pairs_for(metric, signs), by=["method"],
-                               metrics=(metric,), method_col="variant", pair_col="pair")
-                   for metric, signs in SIGNS.items()], ignore_index=True)
-if len(diffs):
-    diffs["measure"] = diffs["metric"].map({"accuracy": "convergence accuracy (points)",
-                                            "oscillations": "oscillations, threshold 15 (count)",
-                                            "rounds_to_95": "rounds to 95% (rounds)"})
+diffs = study.differences()  # signs: fedlib.studies.fedqs.table5_ablation.SIGNS
 show_forest(diffs, "table5_ablation_paired", profile, GROUP, caption=CAPTION, y="comparison", col="measure", row="method",
             xlabel="difference (variant − full FedQS)",
-            title=f"Table 5: variant − full FedQS (cosine), {len(S['seeds'])} paired seeds, 95% t-intervals")
+            title=f"Table 5: variant − full FedQS (cosine), {len(settings['seeds'])} paired seeds, 95% t-intervals")
 full_table(diffs.drop(columns=["measure", "baseline"], errors="ignore").round(2))
 
 # %% [markdown]
@@ -242,88 +156,7 @@ full_table(diffs.drop(columns=["measure", "baseline"], errors="ignore").round(2)
 # 100 · (rounds(w/o momentum) / rounds(full) − 1), rounds to 95% of the convergence accuracy.
 
 # %%
-mean = runs.groupby(["variant", "method"])[["accuracy", "rounds_to_95", "oscillations", "drops > 5", "censored"]].agg(
-    {"accuracy": "mean", "rounds_to_95": "mean", "oscillations": "mean", "drops > 5": "mean", "censored": "sum"})
-if paper_scale and S["task"] == "cifar10":
-    scale_note = "paper scale"
-elif S["task"] == "adult":
-    scale_note = f"{profile} profile: UCI Adult (FCN){' at the paper scale' if paper_scale else ', reduced'}, not the paper's CV task"
-else:
-    scale_note = (f"{profile} profile: CIFAR-10 x = {', '.join(str(a) for a in S['alphas'])} with {', '.join(reduce) if reduce else 'ResNet-18'}, "
-                  f"T = {S['rounds']} — not the paper's ResNet-18 / 400 rounds / x = 0.1, 0.5, 1 averaged")
-
-
-def val(variant, method, col="accuracy"):
-    return float(mean.loc[(variant, method), col]) if (variant, method) in mean.index else float("nan")
-
-
-def part(variant, metric, baseline="cosine"):
-    """The paired rows of ``variant`` − ``baseline`` in ``metric`` (both FedQS variants)."""
-    return diffs[(diffs["comparison"] == f"{variant} − {baseline}") & (diffs["metric"] == metric)] if len(diffs) else diffs
-
-
-out = [settings_row("Table 5", f"{scale_note}; {len(S['seeds'])} paired seeds {S['seeds']}; differences are variant − "
-                    "full FedQS (cosine similarity, momentum and feedback on); accuracy = convergence accuracy (mean "
-                    "of the last 20 evaluated rounds); oscillations = evaluated rounds whose accuracy drops > 15 points "
-                    "from the previous evaluated round (the paper's threshold); rounds to 95% censored at T where never "
-                    f"reached; {EVALUATION}; a verdict needs a 95% t-interval that excludes 0 on the paper's side")]
-CLAIMS = [("manhattan", "accuracy", "Manhattan slightly more accurate than cosine"),
-          ("w/o momentum", "accuracy", f"without momentum, accuracy drops (paper: {P['ablation_no_momentum']} points)"),
-          ("w/o momentum", "rounds_to_95", f"without momentum, more rounds to converge (paper: +{P['ablation_no_momentum_rounds']:g}%)"),
-          ("w/o feedback", "accuracy", f"without feedback, accuracy drops (paper: {P['ablation_no_feedback_avg']} Avg, "
-                                       f"{P['ablation_no_feedback_sgd']} SGD)")]
-for variant, metric, words in CLAIMS:
-    sel = part(variant, metric)
-    if len(sel):
-        out.append(claim_row("Table 5", words, sel, label_col="method", note="reading paper"))
-for metric, words in (("accuracy", "without momentum, accuracy drops"), ("rounds_to_95", "without momentum, more rounds")):
-    sel = part("code-main", metric, "code-momentum")  # the same claim under the code's rules
-    if len(sel):
-        out.append(claim_row("Table 5", f"{words} · code reading (code-main − code-momentum)", sel, label_col="method",
-                             note="reading code: the code's rules without (main scripts) and with (momentum scripts) momentum"))
-osc = pd.concat([part(v, "oscillations") for v in ("euclidean", "manhattan")]) if len(diffs) else diffs
-if len(osc):
-    out.append(claim_row("Table 5", "cosine oscillates least (fewer 15-point drops than Euclidean, Manhattan)",
-                         osc.assign(where=osc["comparison"] + ", " + osc["method"]), label_col="where",
-                         note="a count of 0 in every run resolves nothing"))
-if "cosine" in S["variants"]:
-    if "w/o momentum" in S["variants"]:
-        drop = np.mean([val("w/o momentum", m) - val("cosine", m) for m in METHODS.values()])
-        more = np.mean([100 * (val("w/o momentum", m, "rounds_to_95") / val("cosine", m, "rounds_to_95") - 1)
-                        for m in METHODS.values()])
-        n_cens = int(sum(val(v, m, "censored") for v in ("w/o momentum", "cosine") for m in METHODS.values()))
-        out.append({"table": "Table 5", "setting": "w/o momentum (mean of Avg, SGD)", "metric": "accuracy change (points)",
-                    "paper": P["ablation_no_momentum"], "measured": drop, "note": "mean over seeds"})
-        out.append({"table": "Table 5", "setting": "w/o momentum (mean of Avg, SGD)", "metric": "more rounds to 95% (%)",
-                    "paper": P["ablation_no_momentum_rounds"], "measured": more,
-                    "note": f"{n_cens} run(s) never reached 95%: censored at T" if n_cens else "every run reached 95%"})
-    if "w/o feedback" in S["variants"]:
-        for m, paper_value in (("FedQS-Avg", P["ablation_no_feedback_avg"]), ("FedQS-SGD", P["ablation_no_feedback_sgd"])):
-            out.append({"table": "Table 5", "setting": f"w/o feedback, {m}", "metric": "accuracy change (points)",
-                        "paper": paper_value, "measured": val("w/o feedback", m) - val("cosine", m),
-                        "note": "mean over seeds"})
-    for other in ("euclidean", "manhattan", "angle", "code-main", "code-momentum"):
-        if other in S["variants"]:
-            out.append({"table": "Table 5", "setting": f"{other} − cosine (mean of Avg, SGD)",
-                        "metric": "accuracy difference (points)", "paper": float("nan"),
-                        "measured": np.mean([val(other, m) - val("cosine", m) for m in METHODS.values()]),
-                        "note": ("paper: slightly positive for Manhattan" if other == "manhattan" else
-                                 "paper: comparable" if other == "euclidean" else
-                                 "not in the paper (the official code's angle)" if other == "angle" else
-                                 "full FedQS under the code's reading minus under the paper's: no direction claimed")})
-for variant in S["variants"]:  # each variant's own numbers, the oscillation count among them
-    for m in METHODS.values():
-        if (variant, m) in mean.index:
-            out.append({"table": "Table 5", "setting": f"{variant}, {m}", "metric": "oscillations (threshold 15), mean",
-                        "paper": float("nan"), "measured": val(variant, m, "oscillations"),
-                        "note": f"convergence accuracy {val(variant, m):.2f}; rounds to 95% "
-                                f"{val(variant, m, 'rounds_to_95'):.1f}; drops > 5 points (not the paper's threshold) "
-                                f"{val(variant, m, 'drops > 5'):.1f}"})
-for _, r in diffs.iterrows() if len(diffs) else []:
-    out.append({"table": "Table 5", "setting": f"{r['comparison']}, {r['method']}",
-                "metric": f"paired difference, {r['measure']}", "paper": float("nan"),
-                "measured": r["mean"], "evidence": paired_evidence(r), "note": interval_note(r)})
-df = comparison(out, profile)
+df = comparison(study.comparison(), profile)
 save_comparison(df, "table5_ablation", profile, GROUP)
 show_table(df, "Paper vs measured")
 
@@ -332,13 +165,7 @@ show_table(df, "Paper vs measured")
 # without-feedback pair only).
 
 # %%
-PAPER_VARIANTS = ["cosine", "euclidean", "manhattan", "w/o momentum", "w/o feedback"]  # angle: not in the paper
-NOT_RUN = [{"table": "Table 5", "setting": f"{v} (FedQS-Avg, FedQS-SGD)",
-            "reason": f"not in `variants` of this execution ({profile} profile"
-                      + (": T = 400 costs hours a run, so only the without-feedback pair; the cpu report has every "
-                         "variant at T = 50)" if profile == "long" else ")")}
-           for v in PAPER_VARIANTS if v not in S["variants"]]
-not_run = not_run_table(NOT_RUN, profile)
+not_run = not_run_table(study.not_run(), profile)
 save_not_run(not_run, "table5_ablation", profile, GROUP)
 not_run
 
@@ -354,6 +181,6 @@ not_run
 # load: they are what these runs took here, not a benchmark.
 
 # %%
-costs = cost_table(cells, results, ["method", "variant", "data", "seed"])
+costs = cost_table(study.cells, results, ["method", "variant", "data", "seed"])
 print(cost_note(costs))
 costs.round(2)

@@ -64,91 +64,34 @@ workers = None     # >1: run the missing cells in a local process pool first (fe
 
 # %%
 # NBVAL_CHECK_OUTPUT
-from fedlib.reporting.display import show_table
 from fedlib.reporting import apply_knobs, resolve_profile, show_settings
+from fedlib.studies.fedqs.table6_dynamic import LISTS, SETTINGS, Table6, shown
 
 profile = resolve_profile(profile)
-SCENARIOS = {"speed-change": "Scenario 1: ratio 1:50 → 1:100 at round 200",
-             "random-time": "Scenario 2: random time per update in [1, 50]",
-             "dropout": "Scenario 3: 50% of clients leave at round 100"}
-SETTINGS = {
-    "smoke": dict(task="adult", scenarios=list(SCENARIOS), seeds=[0, 1], rounds=5, workers=1,
-                  reduce=["safl.clients=10", "safl.delays=uniform", "safl.k=3", "data.max_train=2000"],
-                  readings=["code-main"]),
-    "cpu": dict(task="adult", scenarios=list(SCENARIOS), seeds=[0, 1, 2], rounds=400, workers=2, reduce=[],
-                readings=["code-main"]),
-    "paper": dict(task="cifar10", scenarios=list(SCENARIOS), seeds=[0], rounds=400, workers=1, reduce=[],
-                  readings=["code-main"]),
-}
-LISTS = {'scenarios', 'seeds', 'readings'}  # knobs that hold lists
 settings = apply_knobs(SETTINGS[profile], globals(), LISTS)  # knobs set above override the profile
-S = settings
-from fedlib.reporting.fedqs import SINGLE_TASKS, task_regime  # noqa: E402
-
-show_settings({**settings, "SAFL regime": task_regime(SINGLE_TASKS[S["task"]], S["reduce"])}, profile)
+show_settings(shown(settings), profile)
 
 # %%
 import matplotlib.pyplot as plt
-import pandas as pd
 import seaborn as sns
 
-from fedlib.reporting import check_names, comparison, run_all, runs_caption, save_comparison, save_figure
-from fedlib.reporting.fedqs import (paired_evidence, FEDQS_METHODS, readings_run, CORE_METHODS, CPU_CV_SUBSET, METHODS as ALL_METHODS, Study, check_readings, claim_row,
-                                   interval_note, paired_rows, readings_of, row_name, settings_row)
-from fedlib.safl.fedqs.readings import reading_overrides, reading_tag
+from fedlib.reporting import comparison, run_all, runs_caption, save_comparison, save_figure
+from fedlib.reporting.display import show_table
 
 sns.set_theme(style="whitegrid", context="notebook")
 GROUP = "fedqs"
-check_names(S["scenarios"], SCENARIOS, "scenario")
-READ_ON = check_readings(S["readings"])  # FedQS also runs under these readings (rows tagged " · code-main")
-METHODS = {m: ALL_METHODS[m] for m in CORE_METHODS}
-# CIFAR-10 below `paper`: the small `cnn` on 5,000 training images (a CPU cannot train ResNet-18)
-study = Study(S["task"], profile, S["rounds"], S["reduce"], cpu_cv=CPU_CV_SUBSET)
-paper_scale = study.paper_scale
-target_frac = 0.98 if S["task"] == "adult" else 0.95
-cells, cfgs = [], []
-for scenario in ["none", *S["scenarios"]]:
-    for method in METHODS:
-        for reading in readings_of(method, READ_ON):
-            for seed in S["seeds"]:
-                cfgs.append(study.config(method, [f"safl.scenario={scenario}", *reading_overrides(reading)], seed))
-                cells.append((scenario, row_name(method, reading), seed))
-print(f"{len(cfgs)} runs on {S['task']} (the static ones are shared with Table 2)"
-      + (f", FedQS also under {READ_ON}" if READ_ON else ""))
-LABELS = list(dict.fromkeys(label for _, label, _ in cells))  # every method, each FedQS reading after its paper row
-AGGREGATION = {m[0]: m[1] for m in METHODS.values()}
+study = Table6(profile, settings)  # the grid: static + scenarios × methods (× readings) × seeds
+print(study.describe())
 
 # %%
-results = run_all(cfgs, "Table 6", S["workers"])
+results = run_all(study.configs, "Table 6", settings["workers"])
 
 # %%
-rows, curves = [], []
-for (scenario, method, seed), res in zip(cells, results):
-    s = res.summary
-    rows.append({"scenario": scenario, "method": method, "aggregation": AGGREGATION[method.split(" · ")[0]], "seed": seed,
-                 "accuracy": 100 * s["convergence_accuracy"],
-                 "rounds_to_target": s["rounds_to_98"] if target_frac == 0.98 else s["rounds_to_95"],
-                 "oscillations": s["oscillations"], "virtual_time": s["virtual_time"]})
-    h = res.history.dropna(subset=["accuracy"])
-    curves.append(pd.DataFrame({"round": h["round"], "accuracy": 100 * h["accuracy"], "scenario": scenario,
-                                "method": method, "seed": seed}))
-runs = pd.DataFrame(rows)
-curves = pd.concat(curves, ignore_index=True)
-table = runs.groupby(["scenario", "method"], sort=False)[["accuracy", "rounds_to_target", "oscillations",
-                                                         "virtual_time"]].mean()
+table = study.measure(results)  # one row per run in study.runs; here the mean per scenario and method
 table.unstack("method").round(2)
 
 # %%
-g = sns.relplot(data=curves, x="round", y="accuracy", hue="method", hue_order=LABELS,
-                col="scenario", col_order=["none", *S["scenarios"]], col_wrap=2, kind="line", errorbar=("ci", 95),
-                seed=0, height=3, aspect=1.6, facet_kws={"sharey": True})
-events = {"speed-change": 200, "dropout": 100}
-for name, ax in g.axes_dict.items():
-    if name in events and events[name] <= S["rounds"]:
-        ax.axvline(events[name], color="black", ls="--", lw=0.8)
-g.set_titles("{col_name}")
-g.figure.suptitle("Test accuracy under the dynamic scenarios (dashed: the event)", y=1.02)
-save_figure(g.figure, "table6_dynamic", profile, GROUP, caption=runs_caption(cfgs, profile))
+save_figure(study.figure(), "table6_dynamic", profile, GROUP, caption=runs_caption(study.configs, profile))
 plt.show()
 
 # %% [markdown]
@@ -161,39 +104,6 @@ plt.show()
 # paper: small; no direction to test). One verdict over the six accuracy differences.
 
 # %%
-PAIRS = [(row_name(q, r), ALL_METHODS[b][0]) for r in readings_run(READ_ON) for q, b in zip(FEDQS_METHODS, ("fedavg", "fedsgd"))]
-acc = paired_rows(runs, [(q, b, 1) for q, b in PAIRS], by=["scenario"], metrics=("accuracy",))
-osc = paired_rows(runs, [(q, b, -1) for q, b in PAIRS], by=["scenario"], metrics=("oscillations",))
-cost = paired_rows(runs, [(sc, "none", 0) for sc in S["scenarios"]], by=["method"], metrics=("accuracy",),
-                   method_col="scenario")
-acc, osc = (d[d["scenario"] != "none"] for d in (acc, osc))
-scale_note = ("paper scale" if paper_scale and S["task"] == "cifar10" else
-              f"{profile} profile: {'UCI Adult (FCN) at the paper scale' if S['task'] == 'adult' and paper_scale else 'reduced run'}"
-              ", not the paper's CV task" + ("; events at rounds 100/200 not reached" if S["rounds"] < 200 else ""))
-out = [settings_row("Table 6", f"{scale_note}; T = {S['rounds']}; {len(S['seeds'])} paired seeds {S['seeds']}; accuracy = "
-                    "convergence accuracy (mean of the last 20 rounds); oscillations = rounds whose accuracy drops by "
-                    "more than 15 points; 95% t-intervals over the seeds; a verdict needs an interval that excludes 0 "
-                    "on the paper's side" + (f"; FedQS-Avg / FedQS-SGD also under the reading(s) {', '.join(READ_ON)} "
-                                             "(spec \"Readings\"), rows tagged, paired with the same foundation runs"
-                                             if READ_ON else ""))]
-for r in readings_run(READ_ON):  # one verdict per reading of FedQS, the reading named
-    sel = acc[acc["method"].isin([row_name(q, r) for q in FEDQS_METHODS])]
-    out.append(claim_row("Table 6", f"FedQS{reading_tag(r)} ahead of its foundation in every scenario", sel.assign(
-        comparison=sel["scenario"] + ": " + sel["comparison"]), note="paper: FedQS stable and ahead (no number stated)"))
-for _, r in acc.iterrows():
-    out.append({"table": "Table 6", "setting": f"{r['scenario']}: {r['comparison']}",
-                "metric": "paired difference, convergence accuracy (points)", "paper": float("nan"),
-                "measured": r["mean"], "evidence": paired_evidence(r), "note": interval_note(r)})
-for _, r in osc.iterrows():
-    out.append({"table": "Table 6", "setting": f"{r['scenario']}: {r['comparison']}",
-                "metric": "paired difference, oscillations (15-point drops)", "paper": float("nan"),
-                "measured": r["mean"], "evidence": paired_evidence(r),
-                "note": "paper: fewer (stable convergence); " + interval_note(r)})
-for _, r in cost[cost["method"].isin([q for q, _ in PAIRS])].iterrows():
-    out.append({"table": "Table 6", "setting": f"{r['comparison'].split(' − ')[0]}: {r['method']} − static",
-                "metric": "accuracy change vs static (points)", "paper": float("nan"), "measured": r["mean"],
-                "evidence": paired_evidence(r),
-                "note": "paper: small (stable); " + interval_note(r)})
-df = comparison(out, profile)
+df = comparison(study.comparison(), profile)
 save_comparison(df, "table6_dynamic", profile, GROUP)
 show_table(df, "Paper vs measured")
