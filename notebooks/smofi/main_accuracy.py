@@ -145,7 +145,7 @@ print("example run:", {k: v for k, v in example.to_dict().items() if k not in ("
 # %%
 print(f"{len(study.configs)} runs ({len(S['seeds'])} seed(s) × methods × settings × datasets on this machine)")
 runs = study.measure(run_or_load(study.configs, workers=S["workers"]))  # per seed: final, AUC, best, rounds to 90%
-runs.round(2)
+runs.drop(columns="run").round(2)
 
 # %% [markdown]
 # Test accuracy per round, mean over the paired seeds with a 95% bootstrap band (seaborn), one
@@ -170,7 +170,7 @@ for name, fig, caption in study.curve_figures():
 diffs = study.paired()
 show_smofi_paired(diffs[diffs["metric"] != "best"], "main_accuracy_paired", profile, S,
                   "SMoFi main table: each method − its base (points), paired over seeds")
-diffs.round(2)
+diffs.drop(columns="runs").round(2)
 
 # %% [markdown]
 # ## Paper vs measured

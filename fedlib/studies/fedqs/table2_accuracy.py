@@ -165,6 +165,7 @@ class Table2:
             rows.append({
                 "task": task, "column": TASKS[task][2], "method": METHODS[method][0] + self.tag[variant],
                 "aggregation": METHODS[method][1], "variant": variant, "seed": seed, "T": cfg.rounds,
+                "run": cfg.config_hash(),  # named per seed in the evidence
                 "accuracy": 100 * s["convergence_accuracy"],  # the paper's metric: mean of the last 20 rounds
                 "rounds_to_target": target_rounds(s, task),  # NaN: never reached (censored at T below)
                 "oscillations": s["oscillations"], "largest_drop": largest_drop(res.history),

@@ -50,7 +50,7 @@ SETTINGS = {
 LISTS = {"datasets", "methods", "partial_methods", "participations", "seeds", "official_fednar_seeds"}  # list knobs
 PAPER = PAPER_ACCURACY  # spec §5, top-1 %
 PAIRED_COLUMNS = ["dataset", "participation", "comparison", "metric", "mean", "lo", "hi", "n", "per seed",
-                  "paper sign", "verdict", "claim"]
+                  "paper sign", "verdict", "claim", "runs"]
 
 
 class MainAccuracy:
@@ -95,9 +95,10 @@ class MainAccuracy:
         diverged at (kept, counted) and the rounds to 90% of the same seed's FedAvg final accuracy; keeps
         the accuracy curves in :attr:`curves`."""
         rows, curves = [], []
-        for (d, part, name, seed), res in zip(self.plan, results):
+        for (d, part, name, seed), cfg, res in zip(self.plan, self.configs, results):
             h = res.history
             rows.append({"dataset": d, "participation": part, "method": name, "seed": seed,
+                         "run": cfg.config_hash(),  # named per seed in the evidence
                          **curve_metrics(h, last=self.S["last"]),
                          "wall_s": float(res.summary.get("total_wall_time", np.nan)),
                          "diverged": res.summary.get("diverged_round", np.nan)})
@@ -153,7 +154,7 @@ class MainAccuracy:
                         diffs.append({"dataset": d, "participation": part, "comparison": f"{name} − {base}",
                                       "metric": metric, "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"],
                                       "per seed": r["diffs"], "paper sign": sign, "verdict": signed_verdict(r, sign),
-                                      "claim": claim})
+                                      "claim": claim, "runs": r.get("runs", ())})
         self.diffs = pd.DataFrame(diffs, columns=PAIRED_COLUMNS)
         return self.diffs
 
