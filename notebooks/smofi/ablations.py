@@ -71,7 +71,7 @@
 #   images, 20 rounds, Dirichlet 0.1 (`main_accuracy`'s `partial` setting);
 # - **architectures**: `vgg16`, `mobilenetv2`, `resnet18`, `densenet121` at their default cuts (and
 #   `cnn`) — at the `cpu` profile not run (a CPU does not finish them): each is a *not run: reason*
-#   row (`NOT_RUN`, `ablations.not_run.csv`, listed in the reports index), as is the depth claim.
+#   row (`Ablations.not_run_rows`, `ablations.not_run.csv`, listed in the reports index), as is the depth claim.
 #
 # Every verdict names the paper's expected sign (SMoFi above FedAvg in every family; no direction
 # for the staleness rule's variants against the paper's reading, which the paper does not compare).
@@ -123,161 +123,22 @@ workers = None        # parallel runs as sweep processes, 1 means in this proces
 # %%
 # NBVAL_CHECK_OUTPUT
 import matplotlib.pyplot as plt
-import numpy as np
-import pandas as pd
-import seaborn as sns
 
-from fedlib.claims.evidence import interval_note
-from fedlib.reporting.stats import paired_evidence
+from fedlib.reporting import resolve_profile, run_or_load, save_comparison, save_figure, save_not_run
 from fedlib.reporting.display import show_table
-from fedlib.reporting import (SMOFI_SCALE_KNOBS, comparison, curve_metrics, interval_text, not_run_table,
-                              paired_difference, resolve_profile, run_or_load, save_comparison, save_figure,
-                              save_not_run, settings_row, show_settings, signed_verdict, smofi_configs, smofi_settings)
-from fedlib.reporting.stats import early_accuracy
-from fedlib.reporting.smofi import (LONG_ALPHA_SWEEP, PAPER_ALPHA, diverged_note, planned_not_run, run_cost,
-                                    smofi_partition)
-from fedlib.core.errors import FedlibError
-from fedlib.reporting.smofi_mechanism import fusion_profile, round_steps, show_fusion_mechanism
-from fedlib.split.readings import DEFAULT_SMOFI_READING, SMOFI_READINGS, reading_options
-from fedlib.split.sfl import prepare_data
-from fedlib.split.smofi import step_count_spread
-from fedlib.train.config import batches_per_epoch
+from fedlib.studies.smofi.ablations import Ablations
 
 profile = resolve_profile(profile)
-
-FAMILIES = ["staleness", "optimizers", "momentum", "clients", "participation", "architectures"]
-ALL_ARCHS = ["vgg16", "mobilenetv2", "resnet18", "densenet121"]
-OPTIMIZERS = ["SGDM", "NAG", "Adam", "AdamW"]
-PAPER_RULE = f"reading {DEFAULT_SMOFI_READING}"  # fedlib's default reading of the open rule: label of its α rows
-LONG_ALPHAS = sorted({PAPER_ALPHA, *LONG_ALPHA_SWEEP}, reverse=True)  # the long profile's planned α sweep (issue 43)
-# the staleness rule's variants other than the default reading (α = −0.1): the other named readings
-# (fedlib.split.readings) and the step-index variant of `text` -> SMoFi options
-RULES = {**{name: r.overrides for name, r in SMOFI_READINGS.items() if name != DEFAULT_SMOFI_READING},
-         "text, index from 0": {"options.stale_index": "from0"}}
-CPU_RULES = [r for r in RULES if r in SMOFI_READINGS]  # the four other readings
-RULE_BASES = {"fedprox": "FedProx", "fednar": "FedNAR"}  # the plug-in bases a reading can run on besides FedAvg
-SETTINGS = {
-    "smoke": dict(ablations=FAMILIES, alphas=[-0.1, -1.0], rules=list(RULES), rule_seeds={},
-                  rule_bases={"fresh": ["fedprox"]}, reading_alphas={"data-share": [-1.0]}, client_counts=[4, 8],
-                  client_fraction=0.5, architectures=["cnn"], optimizers=["SGDM", "Adam"], adam_lr=0.001,
-                  first_moment_only=True, seeds=[0], optimizer_seeds=[0], rounds=None,
-                  model="cnn", cut="conv1", max_test=100, last=1, workers=1),
-    "cpu": dict(ablations=["staleness", "optimizers", "momentum", "clients", "participation"], alphas=[-0.1],
-                rules=CPU_RULES, rule_seeds={}, rule_bases={}, reading_alphas={},
-                client_counts=[10, 20, 40], client_fraction=1.0, architectures=["cnn"], optimizers=OPTIMIZERS,
-                adam_lr=0.001, first_moment_only=False, seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None,
-                model="cnn", cut="conv1", max_test=5000, last=5, workers=2),
-    "paper": dict(ablations=FAMILIES, alphas=[-0.01, -0.1, -0.5, -1.0], rules=list(RULES), rule_seeds={},
-                  rule_bases={}, reading_alphas={},
-                  client_counts=[10, 20, 50], client_fraction=0.5,
-                  architectures=ALL_ARCHS, optimizers=OPTIMIZERS, adam_lr=0.001, first_moment_only=True,
-                  seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None, model="resnet18", cut="layer1",
-                  max_test=None, last=10, workers=1),
-    # the long profile: the staleness question on all of CIFAR-10, 10 of 20 clients, Dirichlet 0.1 (main_accuracy's
-    # long runs: FedAvg and α = −0.1 are shared); never picked by `auto`
-    # the readings screen (issue 55): every reading on three paired seeds, `fresh` on the main table's five and on
-    # the three bases (FedProx and FedNAR runs are main_accuracy's), the α sweep under `data-share` (the text-consistent
-    # reading least far from FedAvg) on three seeds (10–20 CPU-minutes a run on an AVX2 EPYC)
-    "long": dict(ablations=["staleness"], alphas=[-0.05, -0.1, -0.5, -1.0], rules=CPU_RULES,
-                 rule_seeds={"text-weighted": [0, 1, 2], "data-share": [0, 1, 2], "drop-J": [0, 1, 2],
-                             "fresh": [0, 1, 2, 3, 4]},
-                 rule_bases={"fresh": ["fedprox", "fednar"]}, reading_alphas={"data-share": [-0.05, -0.5, -1.0]},
-                 client_counts=[20], client_fraction=0.5, architectures=["cnn"], optimizers=["SGDM"], adam_lr=0.001,
-                 first_moment_only=False, seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None,
-                 model="cnn3", cut="conv1", max_test=None, last=10, workers=2),
-}
-PART = {"smoke": "full", "cpu": "full", "paper": "partial", "long": "partial"}[profile]  # SMOFI_PARTICIPATION
-PARTIAL = {"smoke": "partial", "cpu": "partial", "paper": "partial", "long": "partial"}[profile]  # participation family
-LISTS = {"ablations", "alphas", "rules", "client_counts", "architectures", "optimizers", "seeds", "optimizer_seeds"}
-# knobs set above override the profile; LABEL: the profile's name at its own scale, "custom" once a scale knob
-# (or adam_lr) changes
-S, _, LABEL = smofi_settings(SETTINGS, profile, globals(), LISTS, (*SMOFI_SCALE_KNOBS, "adam_lr"))
-show_settings({**S, "participation setting": PART, "participation family's setting": PARTIAL, "run label": LABEL},
-              profile)
-
+# the families' grid, the settings per profile (SETTINGS), the readings (RULES) and the evidence:
+# fedlib/studies/smofi/ablations.py; knobs set above override the profile; run label: the profile's name at its
+# own scale, "custom" once a scale knob (or adam_lr) changes
+study = Ablations(profile, globals())
+S = study.S
+study.settings_table()
 
 # %%
-split_config = smofi_configs(profile, LABEL, S)  # split_config(dataset, algorithm, seed, participation, **overrides)
-
-
-def config(algorithm: str, seed: int, part: str = PART, **extra):
-    """CIFAR-10 run of ``algorithm`` at this profile in setting ``part`` (``extra``: more overrides)."""
-    return split_config("cifar10", algorithm, seed, part, **extra)
-
-
-OPT_OVERRIDES = {
-    "SGDM": {},
-    "NAG": {"local.nesterov": True},
-    "Adam": {"local.optimizer": "adam", "local.momentum": 0.0, "local.lr": S["adam_lr"]},
-    "AdamW": {"local.optimizer": "adamw", "local.momentum": 0.0, "local.lr": S["adam_lr"]},
-}
-
-# (family, setting label, method, algorithm, overrides, seeds[, participation]) for every run of the chosen families
-plan = []
-if "staleness" in S["ablations"]:
-    # FedAvg on every seed a staleness row runs (`seeds`, and the readings' `rule_seeds`), so each row has its pair
-    base_seeds = sorted({*S["seeds"], *(x for r in S["rules"] for x in (S["rule_seeds"] or {}).get(r, ()))})
-    plan.append(("staleness", "FedAvg (no fusion)", "FedAvg", "fedavg", {}, base_seeds))
-    for rule, bases in (S["rule_bases"] or {}).items():  # a reading on FedProx / FedNAR: their own no-fusion pair
-        if rule not in SMOFI_READINGS or not set(bases) <= set(RULE_BASES):
-            raise FedlibError(f"rule_bases: unknown reading or base in {rule!r}: {bases}",
-                              f"readings {list(SMOFI_READINGS)}, bases {list(RULE_BASES)}")
-        for b in bases:
-            plan.append(("staleness", f"{RULE_BASES[b]} (no fusion)", RULE_BASES[b], b, {},
-                         (S["rule_seeds"] or {}).get(rule, S["seeds"])))
-    for a in S["alphas"]:
-        plan.append(("staleness", f"{PAPER_RULE}, α={a:g}", "SMoFi", "fedavg+smofi", {"options.alpha": float(a)},
-                     S["seeds"]))
-    for rule in S["rules"]:
-        if rule not in RULES:
-            raise FedlibError(f"unknown staleness rule {rule!r}", f"use some of {list(RULES)}")
-        label = f"reading {rule}" if rule in SMOFI_READINGS else rule
-        plan.append(("staleness", f"{label}, α=-0.1", "SMoFi", "fedavg+smofi", {"options.alpha": -0.1, **RULES[rule]},
-                     (S["rule_seeds"] or {}).get(rule, S["seeds"])))
-        for b in (S["rule_bases"] or {}).get(rule, ()):
-            plan.append(("staleness", f"{label}, α=-0.1", f"{RULE_BASES[b]} + SMoFi", f"{b}+smofi",
-                         {"options.alpha": -0.1, **RULES[rule]}, (S["rule_seeds"] or {}).get(rule, S["seeds"])))
-    for rule, values in (S["reading_alphas"] or {}).items():  # α swept under another reading than text
-        for a in values:
-            plan.append(("staleness", f"reading {rule}, α={a:g}", "SMoFi", "fedavg+smofi",
-                         {**reading_options(rule), "options.alpha": float(a)}, (S["rule_seeds"] or {}).get(rule, S["seeds"])))
-if "momentum" in S["ablations"]:  # the paradox: FedAvg with and without momentum (SGDM is the main table's FedAvg)
-    plan.append(("momentum", "SGD (no momentum)", "FedAvg", "fedavg", {"local.momentum": 0.0}, S["seeds"]))
-    plan.append(("momentum", "SGDM", "FedAvg", "fedavg", {}, S["seeds"]))
-CLIENTS_OF = {}  # clients-family setting label -> N
-if "clients" in S["ablations"]:
-    P = config("fedavg", 0).split  # the setting's own clients: their runs are the other notebooks' (same hash)
-    for n in S["client_counts"]:
-        k = max(1, int(round(n * S["client_fraction"])))
-        over = {} if (n, k) == (P.clients, P.per_round) else {"split.clients": n, "split.per_round": k}
-        CLIENTS_OF[f"N={n}, {k} per round"] = n
-        for method, algo in (("FedAvg", "fedavg"), ("SMoFi", "fedavg+smofi")):
-            plan.append(("clients", f"N={n}, {k} per round", method, algo, over, S["seeds"]))
-if "participation" in S["ablations"]:
-    P = config("fedavg", 0, PARTIAL)
-    for method, algo in (("FedAvg", "fedavg"), ("SMoFi", "fedavg+smofi")):
-        plan.append(("participation", f"{P.split.per_round} of {P.split.clients} clients per round, {P.rounds} rounds",
-                     method, algo, {}, S["seeds"], PARTIAL))
-arch_skipped = []
-if "architectures" in S["ablations"]:
-    for arch in S["architectures"]:
-        arch_cut = S["cut"] if arch == S["model"] else None  # None = the model's default cut
-        for method, algo in (("FedAvg", "fedavg"), ("SMoFi", "fedavg+smofi")):
-            plan.append(("architectures", arch, method, algo, {"model.name": arch, "model.cut": arch_cut},
-                         S["seeds"]))
-arch_skipped = [a for a in ALL_ARCHS if a not in S["architectures"] or "architectures" not in S["ablations"]]
-if "optimizers" in S["ablations"]:
-    for opt in S["optimizers"]:
-        for method, algo in (("FedAvg", "fedavg"), ("SMoFi", "fedavg+smofi")):
-            plan.append(("optimizers", opt, method, algo, OPT_OVERRIDES[opt], S["optimizer_seeds"]))
-    if "Adam" in S["optimizers"] and S["first_moment_only"]:
-        plan.append(("optimizers", "Adam", "SMoFi, first moment only", "fedavg+smofi",
-                     {**OPT_OVERRIDES["Adam"], "options.fuse_second_moment": False}, S["optimizer_seeds"]))
-
-cells = [(fam, label, method, seed, config(algo, seed, *(rest or (PART,)), **over))
-         for fam, label, method, algo, over, seeds, *rest in plan for seed in seeds]
-unique = {c.config_hash(): c for *_, c in cells}
-print(f"{len(cells)} ablation cells, {len(unique)} distinct runs")
+# study.plan: (family, setting, method, algorithm, overrides, seeds) per row set; study.cells: one run per seed
+print(f"{len(study.cells)} ablation cells, {len(study.configs)} distinct runs")
 
 # %% [markdown]
 # The spread of the clients' local step counts |T_j| = E · ⌈n_j / B⌉ per seed (Dirichlet 0.1 makes
@@ -285,50 +146,16 @@ print(f"{len(cells)} ablation cells, {len(unique)} distinct runs")
 # others still take; with equal |T_j| (main_accuracy's `shards` setting) every rule is the same.
 
 # %%
-spread = []
-for seed in sorted({c[3] for c in cells}):
-    cfg = config("fedavg+smofi", seed)
-    _, parts = prepare_data(cfg)
-    steps = [cfg.local.epochs * batches_per_epoch(len(p), cfg.local.batch_size, cfg.local.drop_last) for p in parts]
-    spread.append({"seed": seed, **step_count_spread(steps), "steps per client": steps})
-pd.DataFrame(spread)
+study.step_spread()
 
 # %%
-import warnings
-
-with warnings.catch_warnings(record=True) as caught:  # the first-moment-only run warns, by design
-    warnings.simplefilter("always")
-    done = {h: r for h, r in zip(unique, run_or_load(list(unique.values()), workers=S["workers"]))}
-for w in {str(w.message) for w in caught if "first moment" in str(w.message).lower()}:
-    print("warning:", w)
-rows = []
-for fam, label, method, seed, cfg in cells:
-    res = done[cfg.config_hash()]
-    rows.append({"family": fam, "setting": label, "method": method, "seed": seed, "run": cfg.config_hash(),
-                 **curve_metrics(res.history, last=S["last"]), "early": early_accuracy(res.history),
-                 "wall_s": float(res.summary.get("total_wall_time", np.nan)),
-                 "diverged": res.summary.get("diverged_round", np.nan)})  # the round a run diverged at (kept, counted)
-runs = pd.DataFrame(rows)  # "run": the config hash, named per seed in the evidence
-runs.drop(columns="run").round(2)
+with study.first_moment_warnings():  # the first-moment-only run warns, by design
+    runs = study.measure(run_or_load(list(study.configs.values()), workers=S["workers"]))
+runs.drop(columns="run").round(2)  # "run": the config hash, named per seed in the evidence
 
 # %%
-fams = [f for f in FAMILIES if f in set(runs["family"])] if len(runs) else []
-if fams:
-    ncols = min(3, len(fams))  # at most three panels a row: readable at a notebook's width
-    nrows = -(-len(fams) // ncols)
-    fig, axes = plt.subplots(nrows, ncols, figsize=(6.5 * ncols, 4.4 * nrows), squeeze=False)
-    for ax in axes.flat[len(fams):]:
-        ax.set_visible(False)
-    for ax, fam in zip(axes.flat, fams):
-        sub = runs[runs["family"] == fam].assign(variant=lambda t: t["setting"] + ", " + t["method"])
-        order = list(dict.fromkeys(sub["variant"]))
-        sns.pointplot(data=sub, y="variant", x="final", order=order, errorbar=("ci", 95), seed=0,
-                      linestyle="none", ax=ax)
-        sns.stripplot(data=sub, y="variant", x="final", order=order, color="grey", size=4, ax=ax)
-        ax.set_title(f"{fam} ({profile} profile; dots = seeds)")
-        ax.set_xlabel(f"final accuracy (%), mean of last {S['last']} rounds")
-        ax.set_ylabel("")
-    fig.tight_layout()
+fig = study.figure()  # final accuracy per family: mean with a 95% CI, dots = seeds
+if fig is not None:
     save_figure(fig, "ablations", profile, "smofi")
     plt.show()
 
@@ -343,181 +170,20 @@ if fams:
 # (FedAvg, no fusion, beside them).
 
 # %%
-stale_runs = [(label, seed, cfg) for fam, label, method, seed, cfg in cells
-              if fam == "staleness" and method == "SMoFi" and label.startswith("reading ")
-              and label.endswith(", α=-0.1")]  # every reading at α −0.1, on FedAvg
-if stale_runs:
-    seed0 = min(seed for _, seed, _ in stale_runs)
-    steps, sizes = round_steps(config("fedavg+smofi", seed0))
-    shown = [DEFAULT_SMOFI_READING] + [r for r in S["rules"] if r in SMOFI_READINGS]
-    mech = fusion_profile(steps, sizes, shown)
-    curves = [pd.DataFrame({"reading": label.split(",")[0].removeprefix("reading "), "seed": seed,
-                            "round": done[cfg.config_hash()].history["round"],
-                            "accuracy": 100 * pd.to_numeric(done[cfg.config_hash()].history["accuracy"],
-                                                            errors="coerce")}).dropna()
-              for label, seed, cfg in stale_runs]
-    curves += [pd.DataFrame({"reading": "FedAvg (no fusion)", "seed": seed, "round": done[cfg.config_hash()].history["round"],
-                             "accuracy": 100 * pd.to_numeric(done[cfg.config_hash()].history["accuracy"],
-                                                             errors="coerce")}).dropna()
-               for fam, label, method, seed, cfg in cells if fam == "staleness" and method == "FedAvg"]
-    show_fusion_mechanism(mech, pd.concat(curves, ignore_index=True),
-                          f"SMoFi's readings of the open rule ({profile} profile, seed {seed0}: |T_j| of round 1 = "
-                          f"{sorted(steps)}; accuracy over {len({s for _, s, _ in stale_runs})} seed(s))",
-                          "ablations_mechanism", profile)
-    print(mech.groupby("reading", sort=False)[["frozen_share", "own_weight"]].mean().round(3)
-          .rename(columns={"frozen_share": "mean share of frozen momenta over the round's steps",
-                           "own_weight": "mean weight of an active client's own signal"}).to_string())
+mechanism = study.mechanism()  # draws and saves ablations_mechanism
+if mechanism is not None:
+    print(mechanism.to_string())
 
 # %% [markdown]
 # ## Paired differences: each SMoFi variant against FedAvg, and each staleness rule against the paper's reading, on the same seeds
 
 # %%
-diffs = []
-for fam in fams:
-    sub = runs[runs["family"] == fam]
-    for label in dict.fromkeys(sub["setting"]):
-        here = sub[sub["setting"] == label]
-        base = here[here["method"] == "FedAvg"]
-        if fam == "momentum":  # one method (FedAvg), two optimizers: paired below
-            continue
-        # a staleness row names its reading of the open rule (the α rows run `text`); the paper's metric is the
-        # best accuracy, so the readings are compared on final, AUC and best
-        reading = label.split(",")[0].removeprefix("reading ") if fam == "staleness" else ""
-        for method in [m for m in dict.fromkeys(here["method"]) if m not in ("FedAvg", *RULE_BASES.values())]:
-            base_name = method.removesuffix(" + SMoFi") if fam == "staleness" and method != "SMoFi" else "FedAvg"
-            if fam == "staleness":
-                base = sub[sub["method"] == base_name]
-            pair = pd.concat([here[here["method"] == method], base]).assign(
-                who=lambda t: np.where(t["method"] == base_name, "base", "variant"))
-            for metric in (("final", "auc", "best") if fam == "staleness" else ("final",)):
-                r = paired_difference(pair, metric, "variant", "base", method_col="who")
-                # the paper: SMoFi above FedAvg in every family (the first-moment-only rule is fedlib's, no claim)
-                sign = 0 if "first moment only" in method else 1
-                diffs.append({"family": fam, "setting": label, "variant": method, "base": base_name, "metric": metric,
-                              "reading": reading if reading in SMOFI_READINGS else "", "mean": r["mean"],
-                              "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"],
-                              "runs": r.get("runs", ()),
-                              "verdict": signed_verdict(r, sign)})
-# the gain's growth with the number of clients: (SMoFi − FedAvg at the largest N) − (the same at the smallest N),
-# paired on the seeds (the paper: gains grow with more clients, so expected > 0)
-if "clients" in fams and len(CLIENTS_OF) >= 2:
-    sub = runs[runs["family"] == "clients"]
-    gain = sub.pivot_table(index=["setting", "seed"], columns="method", values="final")
-    gain = (gain["SMoFi"] - gain["FedAvg"]).rename("gain").reset_index()
-    small, large = min(CLIENTS_OF, key=CLIENTS_OF.get), max(CLIENTS_OF, key=CLIENTS_OF.get)
-    r = paired_difference(gain, "gain", large, small, method_col="setting")
-    diffs.append({"family": "clients", "setting": f"gain at {large} − gain at {small}", "variant": "SMoFi − FedAvg",
-                  "base": "the same at fewer clients", "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"],
-                  "per seed": r["diffs"], "runs": r.get("runs", ()), "verdict": signed_verdict(r, 1)})
-# the momentum paradox: SGDM − SGD for FedAvg, on the final accuracy (paper: > 0) and the early one (paper: < 0)
-if "momentum" in fams:
-    sub = runs[runs["family"] == "momentum"]
-    for metric, sign in (("final", 1), ("early", -1)):
-        r = paired_difference(sub, metric, "SGDM", "SGD (no momentum)", method_col="setting")
-        diffs.append({"family": "momentum", "setting": "FedAvg", "variant": "SGDM", "base": "SGD (no momentum)",
-                      "metric": metric, "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"],
-                      "per seed": r["diffs"], "runs": r.get("runs", ()), "verdict": signed_verdict(r, sign)})
-# the staleness rule's variants against the paper's reading (decay, ÷|J^n|, α = −0.1) on the same seeds
-PAPER_LABEL = f"{PAPER_RULE}, α=-0.1"
-stale = runs[runs["family"] == "staleness"] if len(runs) else runs
-if len(stale) and PAPER_LABEL in set(stale["setting"]):
-    stale = stale[stale["method"] == "SMoFi"]  # on the FedAvg base
-    for label in [x for x in dict.fromkeys(stale["setting"]) if x != PAPER_LABEL]:
-        # an α row against its own reading at α = −0.1; a reading at α = −0.1 against the paper's reading
-        own = label.split(",")[0]
-        ref_label = PAPER_LABEL if label.endswith("α=-0.1") or own not in {f"reading {r}" for r in SMOFI_READINGS} \
-            else f"{own}, α=-0.1"
-        if ref_label not in set(stale["setting"]):
-            continue
-        pair = pd.concat([stale[stale["setting"] == label].assign(who="variant"),
-                          stale[stale["setting"] == ref_label].assign(who="base")])
-        r = paired_difference(pair, "final", "variant", "base", method_col="who")
-        diffs.append({"family": "staleness", "setting": label, "variant": "SMoFi", "base": f"SMoFi, {ref_label.split(',')[0]}",
-                      "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"], "per seed": r["diffs"],
-                      "runs": r.get("runs", ()),
-                      "verdict": signed_verdict(r, 0)})  # the paper compares no variant of its rule
-diffs = pd.DataFrame([{"metric": "final", "reading": "", **d} for d in diffs],  # final unless named
-                     columns=["family", "setting", "variant", "base", "metric", "reading", "mean", "lo", "hi", "n",
-                              "per seed", "runs", "verdict"])
+diffs = study.paired()
 diffs.drop(columns="runs").round(2)
 
 # %%
-CLAIMS = {"staleness": "paper: decay s_α with α = −0.1 by default (needs manual tuning), |J^n| momenta always "
-                        "take part; normaliser and weighting not stated (no numbers in the spec)",
-          "clients": "paper: gains grow with more clients (no numbers in the spec)",
-          "participation": "paper: SMoFi above FedAvg with 10 of 20 clients per round (spec §4 setting; no "
-                           "separate number in the spec)",
-          "architectures": "paper: gains hold across VGG/MobileNet/ResNet/DenseNet, grow with depth",
-          "optimizers": "paper: gains hold across SGDM/NAG/Adam/AdamW (no numbers in the spec)",
-          "momentum": "paper (motivation): under non-IID data SGDM raises the final accuracy but slows convergence "
-                      "(early accuracy: mean over the evaluated rounds of the run's first third; no numbers in the spec)"}
-
-
-def scale_note() -> str:
-    if LABEL == "paper":
-        return f"paper profile (spec §4), {len(S['seeds'])} seed(s)"
-    cfg = config("fedavg", 0)
-    return (f"{profile} profile: {S['model']} on {cfg.data.max_train or 'all'} training images of cifar10 split by "
-            f"{smofi_partition(profile, PART)}, "
-            f"{cfg.split.per_round} of {cfg.split.clients} clients per round, {cfg.rounds} rounds unless stated "
-            f"(participation: setting {PARTIAL!r}), test on {S['max_test'] or 'all'} images — not the paper's setting")
-
-
-out = [settings_row("ablations", scale_note())]
-mean = runs.groupby(["family", "setting", "method"], sort=False)["final"].agg(["mean", "std", "count"]) \
-    if len(runs) else pd.DataFrame()
-def diverged_in(fam: str, labels) -> str:
-    """The note on runs of family ``fam`` with a setting in ``labels`` that diverged ("" if none)."""
-    sub = runs[(runs["family"] == fam) & runs["setting"].isin(list(labels))]
-    return diverged_note(sub, sub["method"].unique())
-
-
-for (fam, label, method), r in mean.iterrows():
-    notes = [f"{int(r['count'])} seed(s), sd {r['std']:.2f}", CLAIMS[fam], diverged_in(fam, [label])]
-    out.append({"table": f"ablation: {fam}", "setting": f"{label}, {method}",
-                "metric": f"final accuracy (%), mean of last {S['last']}", "paper": np.nan,
-                "measured": round(float(r["mean"]), 2), "note": "; ".join(n for n in notes if n)})
-for _, r in diffs.iterrows():
-    out.append({"table": f"ablation: {r['family']}", "setting": f"{r['setting']}, {r['variant']} − {r['base']}",
-                "metric": f"paired gain in {r['metric']} accuracy (points)", "paper": np.nan, "reading": r["reading"],
-                "measured": round(r["mean"], 2), "evidence": paired_evidence(r),
-                "note": "; ".join(n for n in (interval_note(paired_evidence(r)), r["verdict"], CLAIMS[r["family"]],
-                                              diverged_in(r["family"], [r["setting"], PAPER_LABEL])) if n)})
-NOT_RUN = []  # the paper's ablation rows not run here, with the reason (the reports index lists them)
-if profile == "long" and "staleness" in S["ablations"]:  # the plan's α values this execution leaves out, priced
-    minutes = runs["wall_s"].mean() / 60 if len(runs) else float("nan")
-    for a in [a for a in LONG_ALPHAS if a not in S["alphas"]]:
-        NOT_RUN.append(planned_not_run("ablation: staleness", f"{PAPER_RULE}, α={a:g}, SMoFi", "alphas",
-                                       run_cost(len(S["seeds"]), minutes), note=CLAIMS["staleness"]))
-    for rule, values in (S["reading_alphas"] or {}).items():  # the plan's α values not run under another reading
-        for a in [a for a in LONG_ALPHAS if a not in values and a != PAPER_ALPHA]:
-            seeds_r = (S["rule_seeds"] or {}).get(rule, S["seeds"])
-            NOT_RUN.append(planned_not_run("ablation: staleness", f"reading {rule}, α={a:g}, SMoFi", "reading_alphas",
-                                           run_cost(len(seeds_r), minutes), note=CLAIMS["staleness"],
-                                           adds=f'reading_alphas={{"{rule}": [..., {a:g}]}}'))
-    for rule in S["rules"]:  # a reading run on fewer seeds than the FedAvg pair
-        left = [x for x in S["seeds"] if x not in (S["rule_seeds"] or {}).get(rule, S["seeds"])]
-        if left:
-            NOT_RUN.append(planned_not_run("ablation: staleness", f"reading {rule}, α=-0.1, SMoFi, seeds {left}",
-                                           "rule_seeds", run_cost(len(left), minutes), note=CLAIMS["staleness"]))
-for arch in arch_skipped:
-    NOT_RUN.append({"table": "ablation: architectures", "setting": f"{arch}, FedAvg and SMoFi", "paper": np.nan,
-                    "reason": f"not run at the {profile} profile: a CPU does not finish it (profile=paper, a GPU); "
-                              + CLAIMS["architectures"]})
-if arch_skipped:
-    NOT_RUN.append({"table": "ablation: architectures", "setting": "gain vs model depth", "paper": np.nan,
-                    "reason": "needs the four architectures above (profile=paper); paper: gains grow with depth"})
-for fam in [f for f in FAMILIES if f not in S["ablations"] and f != "architectures"]:
-    NOT_RUN.append({"table": f"ablation: {fam}", "setting": "every row", "paper": np.nan,
-                    "reason": f"family not selected at this run (ablations={S['ablations']}); " + CLAIMS[fam]})
-for opt in [o for o in OPTIMIZERS if "optimizers" in S["ablations"] and o not in S["optimizers"]]:
-    NOT_RUN.append({"table": "ablation: optimizers", "setting": opt, "paper": np.nan,
-                    "reason": f"not selected (optimizers={S['optimizers']}); " + CLAIMS["optimizers"]})
-NOT_RUN.append({"table": "ablations", "setting": "cifar100, tinyimagenet", "paper": np.nan,
-                "reason": "the ablations run on CIFAR-10 only here (the paper's datasets per ablation are not in the spec)"})
-df = comparison(out, profile)
+df, not_run = study.comparison()  # the paper's ablation rows not run here go to not_run, with the reason
 save_comparison(df, "ablations", profile, "smofi")
-not_run = not_run_table(NOT_RUN, profile)
 save_not_run(not_run, "ablations", profile, "smofi")
 show_table(df, "Paper vs measured")
 
