@@ -109,28 +109,38 @@ def test_long_data_is_all_50000_train_and_10000_test_images(monkeypatch):
 
 
 def test_ablations_long_screens_every_reading_against_fedavg_sharing_main_runs():
-    ns = notebook_namespace("ablations", "long", "unique")
-    cells, unique = ns["cells"], ns["unique"]
+    from fedlib.studies.smofi.ablations import LONG_ALPHAS
+
+    study = notebook_namespace("ablations", "long", "study")["study"]
+    ns = {"S": study.S, "LONG_ALPHAS": LONG_ALPHAS}
+    cells, unique = study.cells, study.configs
     labels = sorted({label for _, label, *_ in cells})
-    # the default execution: `text` at every planned α (−0.05, −0.1, −0.5, −1) and every other reading at α = −0.1
-    assert labels == sorted(["FedAvg (no fusion)", "reading text, α=-0.05", "reading text, α=-0.1",
-                             "reading text, α=-0.5", "reading text, α=-1", "reading text-weighted, α=-0.1",
-                             "reading data-share, α=-0.1", "reading fresh, α=-0.1", "reading drop-J, α=-0.1"])
+    # the default execution: `text` at every planned α (−0.05, −0.1, −0.5, −1), every other reading at α = −0.1,
+    # `fresh` also on FedProx and FedNAR (their no-fusion runs beside), α's two ends under `data-share` too
+    assert labels == sorted(["FedAvg (no fusion)", "FedProx (no fusion)", "FedNAR (no fusion)",
+                             "reading text, α=-0.05", "reading text, α=-0.1", "reading text, α=-0.5", "reading text, α=-1",
+                             "reading text-weighted, α=-0.1", "reading data-share, α=-0.1", "reading fresh, α=-0.1",
+                             "reading drop-J, α=-0.1", "reading data-share, α=-0.05", "reading data-share, α=-1"])
     assert ns["LONG_ALPHAS"] == [-0.05, -0.1, -0.5, -1.0] and ns["S"]["alphas"] == ns["LONG_ALPHAS"]
     assert {fam for fam, *_ in cells} == {"staleness"} and {0, 1, 2} <= {c[3] for c in cells}
     # the screen's readings run on the seeds `rule_seeds` names (fresh on every seed)
-    seeds = {label: sorted(c[3] for c in cells if c[1] == label) for label in labels}
+    seeds = {label: sorted(c[3] for c in cells if c[1] == label and c[2] in ("SMoFi", "FedAvg", "FedProx", "FedNAR"))
+             for label in labels}
     rule_seeds = ns["S"]["rule_seeds"]
     for rule in ns["S"]["rules"]:
         assert seeds[f"reading {rule}, α=-0.1"] == sorted(rule_seeds.get(rule, ns["S"]["seeds"]))
-    # FedAvg runs on every seed a row runs, so every row is paired
+    # FedAvg runs on every seed a row runs, so every row is paired; FedProx / FedNAR on the seeds of `fresh`
     assert seeds["FedAvg (no fusion)"] == sorted({*ns["S"]["seeds"], *(x for v in rule_seeds.values() for x in v)})
+    assert seeds["FedProx (no fusion)"] == seeds["FedNAR (no fusion)"] == rule_seeds["fresh"]
+    on_bases = sum(len(b) * len(rule_seeds[r]) for r, b in ns["S"]["rule_bases"].items())
+    alphas = sum(len(a) * len(rule_seeds[r]) for r, a in ns["S"]["reading_alphas"].items())
     assert len(unique) == len(seeds["FedAvg (no fusion)"]) + 4 * len(ns["S"]["seeds"]) + sum(
-        len(rule_seeds.get(r, ns["S"]["seeds"])) for r in ns["S"]["rules"])
+        len(rule_seeds.get(r, ns["S"]["seeds"])) for r in ns["S"]["rules"]) + 2 * on_bases + alphas
     main = {c.config_hash(None) for c in main_long_configs().values()}
     shared = [c for c in unique.values() if c.config_hash(None) in main]
-    # main_accuracy's runs: FedAvg on every seed the screen pairs, SMoFi (text, α = −0.1) on seeds 0–2
-    assert len(shared) == len(seeds["FedAvg (no fusion)"]) + len(ns["S"]["seeds"])
+    # main_accuracy's runs: FedAvg on every seed the screen pairs, SMoFi (text, α = −0.1) on seeds 0–2, and the
+    # FedProx / FedNAR base runs the `fresh` rows pair with
+    assert len(shared) == len(seeds["FedAvg (no fusion)"]) + len(ns["S"]["seeds"]) + on_bases
     for cfg in unique.values():
         assert (cfg.split.clients, cfg.split.per_round, cfg.data.max_train, cfg.data.partition) == \
             (20, 10, None, "dirichlet")
@@ -151,16 +161,16 @@ def test_frameworks_long_is_sflv2_vs_sflv1_five_seeds_and_speedup_long_needs_no_
     assert {c.model.name for c in cfgs.values()} == {"cnn"}
     assert not any(c.config_hash(None) in main for c in cfgs.values())
     assert all(cfgs[("SFLV2", s)].split.framework == "sflv2" for s in range(5))
-    sp = notebook_namespace("convergence_speedup", "long", "S")
-    from fedlib.reporting import smofi_configs
+    from fedlib.studies.smofi.convergence_speedup import PAIRS
 
-    S, config = sp["S"], smofi_configs("long", sp["LABEL"], sp["S"])
-    runs = {config(d, sp["METHODS"][m], seed, part).config_hash(None) for d in S["datasets"]
-            for part in S["participations"] for pair in sp["PAIRS"] for m in sp["PAIRS"][pair]
+    sp = notebook_namespace("convergence_speedup", "long", "study")["study"]
+    S, config, METHODS = sp.S, sp.config, sp.methods
+    runs = {config(d, METHODS[m], seed, part).config_hash(None) for d in S["datasets"]
+            for part in S["participations"] for pair in PAIRS for m in PAIRS[pair]
             for seed in range(5)}
     assert runs <= main and len(runs) == 40  # every pair of the plan reads main_accuracy's planned runs
-    default = {config(d, sp["METHODS"][m], seed, part).config_hash(None) for d in S["datasets"]
-               for part in S["participations"] for pair in S["partial_pairs"] for m in sp["PAIRS"][pair]
+    default = {config(d, METHODS[m], seed, part).config_hash(None) for d in S["datasets"]
+               for part in S["participations"] for pair in S["partial_pairs"] for m in PAIRS[pair]
                for seed in S["seeds"]}
     assert len(default) == 8 * len(S["seeds"])  # by default every pair: the eight methods of main_accuracy's plan
 
@@ -206,11 +216,14 @@ def test_the_alpha_claim_reads_the_rows_the_long_ablations_write():
     (each α − the default −0.1, the paper's rule otherwise)."""
     from fedlib.claims import all_claims
 
-    ns = notebook_namespace("ablations", "long", "unique")
+    from fedlib.studies.smofi.ablations import LONG_ALPHAS
+
+    study = notebook_namespace("ablations", "long", "study")["study"]
     claim = next(c for c in all_claims() if c.id == "smofi-alpha")
-    planned = [a for a in ns["LONG_ALPHAS"] if a != -0.1]
-    assert {c.setting for c in claim.cells} == {f"{ns['PAPER_RULE']}, α={a:g}, SMoFi − SMoFi, {ns['PAPER_RULE']}"
-                                                for a in planned}
+    planned = {"text": [a for a in LONG_ALPHAS if a != -0.1], **study.S["reading_alphas"]}
+    assert {c.setting for c in claim.cells} == {f"reading {r}, α={a:g}, SMoFi − SMoFi, reading {r}"
+                                                for r, values in planned.items() for a in values}
+    assert {c.reading for c in claim.cells} == set(claim.readings) == set(planned)
     assert {c.report for c in claim.cells} == {"long/smofi/ablations"} and {c.kind for c in claim.cells} == {"differs"}
 
 

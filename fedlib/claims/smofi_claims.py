@@ -9,6 +9,8 @@ fewer bases or settings than ``text`` counts the missing ones as open, with thei
 
 from __future__ import annotations
 
+import dataclasses
+
 from fedlib.claims.model import Cell, Claim, ReadingGap
 from fedlib.split.readings import DEFAULT_SMOFI_READING, SMOFI_READINGS
 
@@ -74,9 +76,24 @@ def _reading_row(reading: str, long: bool, window: str = "final") -> Cell:
                 windows=(("auc", "paired gain in auc"), ("best", "paired gain in best")) if window == "final" else ())
 
 
-def _readings_rows(window: str = "final") -> tuple:
-    """SMoFi − FedAvg under every reading other than ``text``, at cpu and long."""
-    return tuple(_reading_row(r, long, window) for r in OTHER_READINGS for long in (False, True))
+#: the readings the long ablations also run on FedProx and FedNAR (their ``rule_bases``): the plug-in bases
+READING_BASES = {"fresh": ("FedProx", "FedNAR")}
+
+
+def _reading_base_row(reading: str, base: str, window: str = "final") -> Cell:
+    """``base`` + SMoFi under ``reading`` − ``base`` at long (the ablations' staleness rows on that base),
+    labelled as the main table's long row it stands beside."""
+    return Cell(ABL.replace("cpu/", "long/", 1), f"reading {reading}, α=-0.1, {base} + SMoFi − {base}",
+                f"paired gain in {window} accuracy", 1, label=f"partial: {base} + SMoFi − {base}",
+                window="final (last 10)" if window == "final" else window, family=FAMILY, reading=reading,
+                windows=(("auc", "paired gain in auc"), ("best", "paired gain in best")) if window == "final" else ())
+
+
+def _readings_rows(window: str = "final", bases: bool = False) -> tuple:
+    """SMoFi − FedAvg under every reading other than ``text``, at cpu and long; with ``bases``, also the
+    FedProx and FedNAR rows of the readings that ran on them (:data:`READING_BASES`)."""
+    return (*(_reading_row(r, long, window) for r in OTHER_READINGS for long in (False, True)),
+            *(_reading_base_row(r, b, window) for r, bs in READING_BASES.items() if bases for b in bs))
 
 
 #: [D] the momentum baselines' hyper-parameters (spec §3 "typical values"; the paper's own are not in the material):
@@ -101,7 +118,7 @@ def _plugin_gap(reading: str) -> ReadingGap:
                       ((MAIN.replace("cpu/", "long/", 1), 2 * LONG_PAIRS), (ABL.replace("cpu/", "long/", 1), 2)))
 
 
-PER_READING_GAPS = {("long", r): _plugin_gap(r) for r in OTHER_READINGS}
+PER_READING_GAPS = {("long", r): _plugin_gap(r) for r in OTHER_READINGS if r not in READING_BASES}
 
 
 def _main3(m: str, b: str, sign: int, window: str = "final") -> tuple:
@@ -123,11 +140,18 @@ def _abl(setting: str, sign: int = 1, other: str = "", long: bool = False, parts
 LONG_ALPHA_SWEEP = (-0.05, -0.5, -1.0)
 
 
-def _alpha(a: float) -> Cell:
-    """SMoFi at staleness exponent ``a`` − SMoFi at the default −0.1 (long ablations), the paper's rule otherwise:
+#: the α values the long ablations sweep per reading (``text``, and ``data-share``: the text-consistent reading
+#: least far from FedAvg at α = −0.1, the ablations' ``reading_alphas``; its α = −0.5 is priced, not run)
+ALPHA_SWEEPS = {DEFAULT_SMOFI_READING: LONG_ALPHA_SWEEP, "data-share": (-0.05, -1.0)}
+ALPHA_READINGS = tuple(ALPHA_SWEEPS)
+
+
+def _alpha(a: float, reading: str = DEFAULT_SMOFI_READING) -> Cell:
+    """SMoFi at staleness exponent ``a`` − SMoFi at the default −0.1 under the same ``reading`` (long ablations):
     a claim without a direction ("needs tuning"), so an interval excluding 0 either way is on the paper's side."""
-    return _abl(f"reading text, α={a:g}, SMoFi − SMoFi, reading text", 1, long=True,
+    cell = _abl(f"reading {reading}, α={a:g}, SMoFi − SMoFi, reading {reading}", 1, long=True,
                 label=f"α = {a:g} − α = −0.1".replace("-", "−"), kind="differs")
+    return dataclasses.replace(cell, reading=reading)
 
 
 def _claim(id, where, claim, metric, window, sign, cells=(), **kw) -> Claim:
@@ -168,7 +192,7 @@ CLAIMS = (
     _per_reading("smofi-speedup-cifar10", "Speed-up", "On CIFAR-10 SMoFi converges 4.61–5.54× faster than its "
            "bases.", "AUC gain (mean accuracy over the run) and speed-up", "auc", 1,
            (*_main3("+ SMoFi", "FedAvg", 1, "auc"), *_main3("FedProx + SMoFi", "FedProx", 1, "auc"),
-            *_main3("FedNAR + SMoFi", "FedNAR", 1, "auc"), *_readings_rows("auc"),
+            *_main3("FedNAR + SMoFi", "FedNAR", 1, "auc"), *_readings_rows("auc", bases=True),
             Cell(SPEED, "cifar10, full, SMoFi over FedAvg / FedProx / FedNAR", "smallest SMoFi speed-up", 1,
                  label="smallest speed-up, Dirichlet 0.1", kind="info", family=FAMILY),
             Cell(SPEED, "cifar10, shards, SMoFi over FedAvg / FedProx / FedNAR", "largest SMoFi speed-up", 1,
@@ -188,7 +212,7 @@ CLAIMS = (
     _per_reading("smofi-plugin", "Plug-in", "SMoFi adds 3–7 points to each base (FedAvg, FedProx, FedNAR).",
            "final accuracy", "final (last 5)", 1,
            (*_main3("+ SMoFi", "FedAvg", 1), *_main3("FedProx + SMoFi", "FedProx", 1),
-            *_main3("FedNAR + SMoFi", "FedNAR", 1), *_readings_rows()), scale=MAIN_SCALE,
+            *_main3("FedNAR + SMoFi", "FedNAR", 1), *_readings_rows(bases=True)), scale=MAIN_SCALE,
            paper_number="+3 to +7 points", paper_effect=PAPER_PLUGIN_GAIN[0], note=_NAR_L2),
     _claim("smofi-optimizers", "Optimizers", "SMoFi gains over FedAvg with SGDM, NAG, Adam and AdamW.",
            "final accuracy", "final (last 5)", 1,
@@ -203,11 +227,13 @@ CLAIMS = (
            "DenseNet-121) and more with larger models.", "accuracy", "best", 1,
            not_run="the architecture sweep needs the paper's models on full CIFAR-10: GPU-scale, not in any profile run"),
     _claim("smofi-alpha", "Staleness factor", "The staleness exponent α needs manual tuning (default −0.1).",
-           "final accuracy over α", "final (last 10)", 0, tuple(_alpha(a) for a in LONG_ALPHA_SWEEP),
+           "final accuracy over α", "final (last 10)", 0,
+           tuple(_alpha(a, r) for r, values in ALPHA_SWEEPS.items() for a in values), readings=ALPHA_READINGS,
            paper_number="α = −0.1", scale=LONG_SCALE,
            not_run="the α sweep runs at the long profile only (ablations, -p 'alphas=[...]'); the cpu profile "
                    "runs α = −0.1",
-           note="no direction: accuracy that moves with α (an interval excluding 0 either way) is the paper's side", reading_label="text"),
+           note="no direction: accuracy that moves with α (an interval excluding 0 either way) is the paper's side; "
+                "one verdict per reading the sweep ran under"),
     _claim("smofi-staleness-rule", "Staleness factor", "Keeping finished clients' decayed momenta in the fusion "
            "(the staleness factor) is better than dropping them.", "final accuracy", "final (last 5)", -1,
            tuple(_abl(f"reading {r}, α=-0.1, SMoFi − SMoFi, reading text", -1, long=long, label=f"{r} − text")
