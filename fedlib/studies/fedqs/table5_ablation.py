@@ -152,27 +152,40 @@ class Table5Ablation:
                 f"{', '.join(reduce) if reduce else 'ResNet-18'}, "
                 f"T = {S['rounds']} — not the paper's ResNet-18 / 400 rounds / x = 0.1, 0.5, 1 averaged")
 
+    def _val(self, variant, method, col="accuracy") -> float:
+        """The mean over seeds of ``col`` for ``variant``, ``method`` (NaN where it did not run)."""
+        mean = self._mean
+        return float(mean.loc[(variant, method), col]) if (variant, method) in mean.index else float("nan")
+
+    def _part(self, variant, metric, baseline="cosine"):
+        """The paired rows of ``variant`` − ``baseline`` in ``metric`` (both FedQS variants)."""
+        diffs = self.diffs
+        return (diffs[(diffs["comparison"] == f"{variant} − {baseline}") & (diffs["metric"] == metric)]
+                if len(diffs) else diffs)
+
     def comparison(self) -> list:
         """The rows of the report: settings, one verdict per claim, the paper's numbers against the
         measured means, each variant's own numbers and the paired differences."""
         S, runs, diffs = self.settings, self.runs, self.diffs
-        mean = runs.groupby(["variant", "method"])[["accuracy", "rounds_to_95", "oscillations", "drops > 5", "censored"]].agg(
+        self._mean = runs.groupby(["variant", "method"])[["accuracy", "rounds_to_95", "oscillations", "drops > 5",
+                                                          "censored"]].agg(
             {"accuracy": "mean", "rounds_to_95": "mean", "oscillations": "mean", "drops > 5": "mean", "censored": "sum"})
-
-        def val(variant, method, col="accuracy"):
-            return float(mean.loc[(variant, method), col]) if (variant, method) in mean.index else float("nan")
-
-        def part(variant, metric, baseline="cosine"):
-            """The paired rows of ``variant`` − ``baseline`` in ``metric`` (both FedQS variants)."""
-            return (diffs[(diffs["comparison"] == f"{variant} − {baseline}") & (diffs["metric"] == metric)]
-                    if len(diffs) else diffs)
-
         out = [settings_row("Table 5", f"{self._scale_note()}; {len(S['seeds'])} paired seeds {S['seeds']}; differences "
                             "are variant − full FedQS (cosine similarity, momentum and feedback on); accuracy = "
                             "convergence accuracy (mean of the last 20 evaluated rounds); oscillations = evaluated rounds "
                             "whose accuracy drops > 15 points from the previous evaluated round (the paper's threshold); "
                             "rounds to 95% censored at T where never "
                             f"reached; {self.evaluation}; a verdict needs a 95% t-interval that excludes 0 on the paper's side")]
+        out += self._claim_rows() + self._paper_rows() + self._variant_rows()
+        for _, r in diffs.iterrows() if len(diffs) else []:
+            out.append({"table": "Table 5", "setting": f"{r['comparison']}, {r['method']}",
+                        "metric": f"paired difference, {r['measure']}", "paper": float("nan"),
+                        "measured": r["mean"], "evidence": paired_evidence(r), "note": interval_note(r)})
+        return out
+
+    def _claim_rows(self) -> list:
+        """One verdict per claim of Table 5 (the paper's reading; the momentum claim also under the code's)."""
+        part, diffs, out = self._part, self.diffs, []
         claims = [("manhattan", "accuracy", "Manhattan slightly more accurate than cosine"),
                   ("w/o momentum", "accuracy", f"without momentum, accuracy drops (paper: {P['ablation_no_momentum']} points)"),
                   ("w/o momentum", "rounds_to_95",
@@ -195,7 +208,11 @@ class Table5Ablation:
             out.append(claim_row("Table 5", "cosine oscillates least (fewer 15-point drops than Euclidean, Manhattan)",
                                  osc.assign(where=osc["comparison"] + ", " + osc["method"]), label_col="where",
                                  note="a count of 0 in every run resolves nothing"))
-        names = METHODS.values()
+        return out
+
+    def _paper_rows(self) -> list:
+        """The paper's numbers (w/o momentum, w/o feedback, the other similarities) against the measured means."""
+        S, val, names, out = self.settings, self._val, METHODS.values(), []
         if "cosine" in S["variants"]:
             if "w/o momentum" in S["variants"]:
                 drop = np.mean([val("w/o momentum", m) - val("cosine", m) for m in names])
@@ -223,8 +240,13 @@ class Table5Ablation:
                                          "paper: comparable" if other == "euclidean" else
                                          "not in the paper (the official code's angle)" if other == "angle" else
                                          "full FedQS under the code's reading minus under the paper's: no direction claimed")})
-        for variant in S["variants"]:  # each variant's own numbers, the oscillation count among them
-            for m in names:
+        return out
+
+    def _variant_rows(self) -> list:
+        """Each variant's own numbers, the oscillation count among them."""
+        val, mean, out = self._val, self._mean, []
+        for variant in self.settings["variants"]:  # each variant's own numbers, the oscillation count among them
+            for m in METHODS.values():
                 if (variant, m) in mean.index:
                     out.append({"table": "Table 5", "setting": f"{variant}, {m}",
                                 "metric": "oscillations (threshold 15), mean",
@@ -232,10 +254,6 @@ class Table5Ablation:
                                 "note": f"convergence accuracy {val(variant, m):.2f}; rounds to 95% "
                                         f"{val(variant, m, 'rounds_to_95'):.1f}; drops > 5 points (not the paper's "
                                         f"threshold) {val(variant, m, 'drops > 5'):.1f}"})
-        for _, r in diffs.iterrows() if len(diffs) else []:
-            out.append({"table": "Table 5", "setting": f"{r['comparison']}, {r['method']}",
-                        "metric": f"paired difference, {r['measure']}", "paper": float("nan"),
-                        "measured": r["mean"], "evidence": paired_evidence(r), "note": interval_note(r)})
         return out
 
     def not_run(self) -> list:

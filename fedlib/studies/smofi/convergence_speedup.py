@@ -231,110 +231,137 @@ class ConvergenceSpeedup:
         """(paper vs measured rows: per pair and target the censored speed-up, the paired AUC gain, the
         smallest / largest SMoFi speed-up beside the paper's CIFAR-10 range, Tiny-ImageNet's rounds to target
         and the largest speed-up over all; the paper's rows not run here, with the reason)."""
-        S, PAIRS_, profile, summary, speed = self.S, self.pairs, self.profile, self.summary, self.speed
-        availability, pairs_of = self.availability, self.pairs_of
         out, NOT_RUN = [], []  # NOT_RUN: the paper's rows not run here, with the reason (the reports index lists them)
-        for d in S["datasets"]:
-            if availability[d] is not None:
-                for pair in dict.fromkeys(p for part in S["participations"] for p in pairs_of(part)):
-                    NOT_RUN.append({"table": "speed-up", "setting": f"{d}, {pair} vs {PAIRS_[pair][0]}, speed-up (×)",
-                                    "paper": np.nan, "reason": f"dataset not on this machine ({availability[d]})"})
-                if d == "tinyimagenet":
-                    for who, (paper, note) in (("SMoFi", PAPER_TINYIMAGENET_ROUNDS["SMoFi"]),
-                                               ("SFLV1 (FedAvg)", PAPER_TINYIMAGENET_ROUNDS["SFLV1"])):
-                        NOT_RUN.append({"table": "speed-up", "setting": f"tinyimagenet, {who}, rounds to target",
-                                        "paper": paper,
-                                        "reason": note + f"dataset not on this machine ({availability[d]})"})
+        for d in self.S["datasets"]:
+            if self.availability[d] is not None:
+                NOT_RUN += self._missing_dataset_rows(d)
                 continue
-            for part in S["participations"]:
-                out.append(settings_row("speed-up", self.scale_note(d, part), f"{d}, {part}"))
-                here = summary[(summary["dataset"] == d) & (summary["participation"] == part)]
-                R = self.budget.get((d, part))
-                for _, r in here.iterrows():
-                    base = PAIRS_[r["pair"]][0]
-                    out.append({"table": "speed-up", "setting": f"{d}, {part}, {r['pair']} vs {base}",
-                                "reading": r["pair"].split(" · ")[1] if " · " in r["pair"] else "",
-                                "metric": f"speed-up (×), geometric mean over all seeds (censored), target = "
-                                          f"{r['target']}",
-                                "paper": np.nan, "measured": r["speed-up"],
-                                "note": f"{r['speed-up summary']}; per seed {r['speed-up per seed']} ('<b': not "
-                                        f"reached in {R} rounds, speed-up < b); {base} needs "
-                                        f"{r['base rounds (mean)']:.1f} rounds on average; target = base best: "
-                                        f"{r['speed-up, target = base best']}"})
-                if profile == "long" and part == "partial":  # the plan's pairs this execution leaves out
-                    for pair in [p for p in PAIRS_ if p not in pairs_of(part)]:
-                        NOT_RUN.append(planned_not_run("speed-up", f"{d}, {part}, {pair} vs {PAIRS_[pair][0]}, "
-                                                                   "speed-up (×)",
-                                                       "partial_pairs", "its runs are main_accuracy's long plug-in "
-                                                                        "pairs (priced there)"))
-                for pair in pairs_of(part):
-                    a = self.aucs[(d, part, pair)]
-                    out.append({"table": "speed-up", "setting": f"{d}, {part}, {pair} − {PAIRS_[pair][0]}",
-                                "reading": pair.split(" · ")[1] if " · " in pair else "",
-                                "metric": "paired gain in AUC (points, mean accuracy over the run)", "paper": np.nan,
-                                "measured": round(a["mean"], 2), "evidence": paired_evidence(a),
-                                "note": f"{interval_note(paired_evidence(a))}; {a['verdict']}; {a['claim']}"})
-                full = here[here["target"] == "100% of base final"]
-                smofi = full[full["pair"].str.endswith("SMoFi")]
-                on_paper = on_paper_split(self.participation[part])
-                if d == "cifar10":
-                    for metric, paper, small in (("smallest SMoFi speed-up over a base (×)", PAPER_CIFAR10_SPEEDUP[0],
-                                                  True),
-                                                 ("largest SMoFi speed-up over a base (×)", PAPER_CIFAR10_SPEEDUP[1],
-                                                  False)):
-                        x = censored_extreme(smofi.to_dict("records"), small)
-                        out.append({"table": "speed-up",
-                                    "setting": f"cifar10, {part}, SMoFi over "
-                                               + " / ".join(PAIRS_[p][0] for p in pairs_of(part) if p.endswith("SMoFi")),
-                                    "metric": metric, "paper": paper if on_paper else np.nan,
-                                    "measured": x if x is not None else ("not measured" if smofi.empty else "no bound"),
-                                    "note": "censored geometric mean over all seeds per base, target = base final "
-                                            "(paper: base best within 200 rounds, Dirichlet 0.1); per base: "
-                                            + "; ".join(f"{r['pair']}: {r['speed-up summary']}"
-                                                        for _, r in smofi.iterrows())
-                                            + ("" if on_paper else "; equal-size shards: the paper runs no such "
-                                               "split, so no paper number here")})
-                    for reading in S["reading_pairs"] or {}:  # the same extremes under another reading of the rule
-                        sel = full[full["pair"].str.endswith(f"SMoFi · {reading}")]
-                        if sel.empty:
-                            continue
-                        for metric, small in (("smallest SMoFi speed-up over a base (×)", True),
-                                              ("largest SMoFi speed-up over a base (×)", False)):
-                            x = censored_extreme(sel.to_dict("records"), small)
-                            out.append({"table": "speed-up", "reading": reading, "metric": metric, "paper": np.nan,
-                                        "setting": f"cifar10, {part}, SMoFi · {reading} over "
-                                                   + " / ".join(PAIRS_[p][0] for p in sel["pair"]),
-                                        "measured": x if x is not None else "no bound",
-                                        "note": f"reading {reading} (fedlib.split.readings); per base: "
-                                                + "; ".join(f"{r['pair']}: {r['speed-up summary']}"
-                                                            for _, r in sel.iterrows())
-                                                + f"; paper (text's rule, its own reading not named): "
-                                                f"{PAPER_CIFAR10_SPEEDUP[0]}–{PAPER_CIFAR10_SPEEDUP[1]}×"})
-                if d == "tinyimagenet":
-                    sel = speed[(speed["dataset"] == d) & (speed["participation"] == part) &
-                                (speed["pair"] == "FedAvg + SMoFi") & (speed["target_fraction"] == 1.0)]
-                    for who, col, (paper, note) in (("SMoFi", "method_rounds", PAPER_TINYIMAGENET_ROUNDS["SMoFi"]),
-                                                    ("SFLV1 (FedAvg)", "base_rounds",
-                                                     PAPER_TINYIMAGENET_ROUNDS["SFLV1"])):
-                        v = sel[col].dropna()
-                        out.append({"table": "speed-up", "setting": f"tinyimagenet, {part}, {who}",
-                                    "metric": "rounds to target", "paper": paper if on_paper else np.nan,
-                                    "measured": round(float(v.mean()), 2) if len(v) else "not reached",
-                                    "note": note + f"target = SFLV1's final; reached by {len(v)}/{len(sel)} seeds"})
+            for part in self.S["participations"]:
+                rows, not_run = self._setting_rows(d, part)
+                out += rows
+                NOT_RUN += not_run
+        out.append(self._largest_row())
+        return comparison(out, self.profile), not_run_table(NOT_RUN, self.profile)
+
+    def _missing_dataset_rows(self, d: str) -> list:
+        """The not-run rows of a dataset that is not on this machine."""
+        PAIRS_, why = self.pairs, f"dataset not on this machine ({self.availability[d]})"
+        rows = [{"table": "speed-up", "setting": f"{d}, {pair} vs {PAIRS_[pair][0]}, speed-up (×)", "paper": np.nan,
+                 "reason": why}
+                for pair in dict.fromkeys(p for part in self.S["participations"] for p in self.pairs_of(part))]
+        if d == "tinyimagenet":
+            for who, (paper, note) in (("SMoFi", PAPER_TINYIMAGENET_ROUNDS["SMoFi"]),
+                                       ("SFLV1 (FedAvg)", PAPER_TINYIMAGENET_ROUNDS["SFLV1"])):
+                rows.append({"table": "speed-up", "setting": f"tinyimagenet, {who}, rounds to target",
+                             "paper": paper, "reason": note + why})
+        return rows
+
+    def _setting_rows(self, d: str, part: str) -> tuple[list, list]:
+        """One dataset and setting: the settings row, speed-ups per pair and target, the AUC pairs, the
+        smallest / largest speed-ups (CIFAR-10) or the rounds to target (Tiny-ImageNet); and the plan's pairs
+        this long execution leaves out."""
+        PAIRS_, summary = self.pairs, self.summary
+        out, NOT_RUN = [settings_row("speed-up", self.scale_note(d, part), f"{d}, {part}")], []
+        here = summary[(summary["dataset"] == d) & (summary["participation"] == part)]
+        R = self.budget.get((d, part))
+        for _, r in here.iterrows():
+            base = PAIRS_[r["pair"]][0]
+            out.append({"table": "speed-up", "setting": f"{d}, {part}, {r['pair']} vs {base}",
+                        "reading": r["pair"].split(" · ")[1] if " · " in r["pair"] else "",
+                        "metric": f"speed-up (×), geometric mean over all seeds (censored), target = "
+                                  f"{r['target']}",
+                        "paper": np.nan, "measured": r["speed-up"],
+                        "note": f"{r['speed-up summary']}; per seed {r['speed-up per seed']} ('<b': not "
+                                f"reached in {R} rounds, speed-up < b); {base} needs "
+                                f"{r['base rounds (mean)']:.1f} rounds on average; target = base best: "
+                                f"{r['speed-up, target = base best']}"})
+        if self.profile == "long" and part == "partial":  # the plan's pairs this execution leaves out
+            for pair in [p for p in PAIRS_ if p not in self.pairs_of(part)]:
+                NOT_RUN.append(planned_not_run("speed-up", f"{d}, {part}, {pair} vs {PAIRS_[pair][0]}, "
+                                                           "speed-up (×)",
+                                               "partial_pairs", "its runs are main_accuracy's long plug-in "
+                                                                "pairs (priced there)"))
+        for pair in self.pairs_of(part):
+            a = self.aucs[(d, part, pair)]
+            out.append({"table": "speed-up", "setting": f"{d}, {part}, {pair} − {PAIRS_[pair][0]}",
+                        "reading": pair.split(" · ")[1] if " · " in pair else "",
+                        "metric": "paired gain in AUC (points, mean accuracy over the run)", "paper": np.nan,
+                        "measured": round(a["mean"], 2), "evidence": paired_evidence(a),
+                        "note": f"{interval_note(paired_evidence(a))}; {a['verdict']}; {a['claim']}"})
+        if d == "cifar10":
+            out += self._extreme_rows(part, here[here["target"] == "100% of base final"])
+        if d == "tinyimagenet":
+            out += self._tiny_rows(d, part)
+        return out, NOT_RUN
+
+    def _extreme_rows(self, part: str, full: pd.DataFrame) -> list:
+        """The smallest and largest SMoFi speed-up over a base (target = base final), beside the paper's
+        CIFAR-10 range on its own split; then the same under each other reading run (``reading_pairs``)."""
+        PAIRS_, out = self.pairs, []
+        smofi = full[full["pair"].str.endswith("SMoFi")]
+        on_paper = on_paper_split(self.participation[part])
+        for metric, paper, small in (("smallest SMoFi speed-up over a base (×)", PAPER_CIFAR10_SPEEDUP[0], True),
+                                     ("largest SMoFi speed-up over a base (×)", PAPER_CIFAR10_SPEEDUP[1], False)):
+            x = censored_extreme(smofi.to_dict("records"), small)
+            out.append({"table": "speed-up",
+                        "setting": f"cifar10, {part}, SMoFi over "
+                                   + " / ".join(PAIRS_[p][0] for p in self.pairs_of(part) if p.endswith("SMoFi")),
+                        "metric": metric, "paper": paper if on_paper else np.nan,
+                        "measured": x if x is not None else ("not measured" if smofi.empty else "no bound"),
+                        "note": "censored geometric mean over all seeds per base, target = base final "
+                                "(paper: base best within 200 rounds, Dirichlet 0.1); per base: "
+                                + "; ".join(f"{r['pair']}: {r['speed-up summary']}" for _, r in smofi.iterrows())
+                                + ("" if on_paper else "; equal-size shards: the paper runs no such "
+                                   "split, so no paper number here")})
+        for reading in self.S["reading_pairs"] or {}:  # the same extremes under another reading of the rule
+            sel = full[full["pair"].str.endswith(f"SMoFi · {reading}")]
+            if sel.empty:
+                continue
+            for metric, small in (("smallest SMoFi speed-up over a base (×)", True),
+                                  ("largest SMoFi speed-up over a base (×)", False)):
+                x = censored_extreme(sel.to_dict("records"), small)
+                out.append({"table": "speed-up", "reading": reading, "metric": metric, "paper": np.nan,
+                            "setting": f"cifar10, {part}, SMoFi · {reading} over "
+                                       + " / ".join(PAIRS_[p][0] for p in sel["pair"]),
+                            "measured": x if x is not None else "no bound",
+                            "note": f"reading {reading} (fedlib.split.readings); per base: "
+                                    + "; ".join(f"{r['pair']}: {r['speed-up summary']}" for _, r in sel.iterrows())
+                                    + f"; paper (text's rule, its own reading not named): "
+                                    f"{PAPER_CIFAR10_SPEEDUP[0]}–{PAPER_CIFAR10_SPEEDUP[1]}×"})
+        return out
+
+    def _tiny_rows(self, d: str, part: str) -> list:
+        """Tiny-ImageNet's rounds to SFLV1's final accuracy, SMoFi and SFLV1, beside the paper's 16 vs > 400."""
+        speed, on_paper = self.speed, on_paper_split(self.participation[part])
+        sel = speed[(speed["dataset"] == d) & (speed["participation"] == part) &
+                    (speed["pair"] == "FedAvg + SMoFi") & (speed["target_fraction"] == 1.0)]
+        out = []
+        for who, col, (paper, note) in (("SMoFi", "method_rounds", PAPER_TINYIMAGENET_ROUNDS["SMoFi"]),
+                                        ("SFLV1 (FedAvg)", "base_rounds", PAPER_TINYIMAGENET_ROUNDS["SFLV1"])):
+            v = sel[col].dropna()
+            out.append({"table": "speed-up", "setting": f"tinyimagenet, {part}, {who}",
+                        "metric": "rounds to target", "paper": paper if on_paper else np.nan,
+                        "measured": round(float(v.mean()), 2) if len(v) else "not reached",
+                        "note": note + f"target = SFLV1's final; reached by {len(v)}/{len(sel)} seeds"})
+        return out
+
+    def _largest_row(self) -> dict:
+        """The largest SMoFi speed-up over every dataset and setting run, beside the paper's 10.25× only where
+        Tiny-ImageNet (where the paper measured it) ran."""
+        S, summary, availability = self.S, self.summary, self.availability
         sm = summary[(summary["target"] == "100% of base final") & summary["pair"].str.endswith("SMoFi")] \
             if len(summary) else summary
         x = censored_extreme(sm.to_dict("records"), smallest=False)
         tiny_ran = availability.get("tinyimagenet", "not run") is None
-        out.append({"table": "speed-up", "setting": "all datasets and settings run, SMoFi over its base",
-                    "metric": "largest speed-up (×)",
-                    # the paper's 10.25× is Tiny-ImageNet: beside it only where Tiny-ImageNet ran
-                    "paper": PAPER_LARGEST_SPEEDUP if tiny_ran else np.nan,
-                    "measured": x if x is not None else ("not measured" if sm.empty else "no bound"),
-                    "note": ("" if tiny_ran else f"the paper's {PAPER_LARGEST_SPEEDUP}× is on Tiny-ImageNet, which "
-                                                 "did not run here: not comparable; ")
-                            + "censored geometric mean over all seeds per pair, target = base final; per pair: "
-                            + "; ".join(f"{r['dataset']}, {r['participation']}, {r['pair']}: {r['speed-up']} "
-                                        f"({r['reached']} reached)" for _, r in sm.iterrows())
-                            + "; datasets run: " + ", ".join(d for d in S["datasets"] if availability[d] is None)
-                            + f"; {profile} profile, seeds {S['seeds']}"})
-        return comparison(out, profile), not_run_table(NOT_RUN, profile)
+        return {"table": "speed-up", "setting": "all datasets and settings run, SMoFi over its base",
+                "metric": "largest speed-up (×)",
+                # the paper's 10.25× is Tiny-ImageNet: beside it only where Tiny-ImageNet ran
+                "paper": PAPER_LARGEST_SPEEDUP if tiny_ran else np.nan,
+                "measured": x if x is not None else ("not measured" if sm.empty else "no bound"),
+                "note": ("" if tiny_ran else f"the paper's {PAPER_LARGEST_SPEEDUP}× is on Tiny-ImageNet, which "
+                                             "did not run here: not comparable; ")
+                        + "censored geometric mean over all seeds per pair, target = base final; per pair: "
+                        + "; ".join(f"{r['dataset']}, {r['participation']}, {r['pair']}: {r['speed-up']} "
+                                    f"({r['reached']} reached)" for _, r in sm.iterrows())
+                        + "; datasets run: " + ", ".join(d for d in S["datasets"] if availability[d] is None)
+                        + f"; {self.profile} profile, seeds {S['seeds']}"}
