@@ -11,6 +11,7 @@ from fedlib.reporting import stats
 def _reset():
     yield
     stats.use_family_of([])
+    __import__("fedlib.claims.words", fromlist=["use_profile"]).use_profile(None)
 
 
 def test_family_of_split_safl_and_dataset():
@@ -31,6 +32,7 @@ def test_fragile_uses_the_default_family_then_the_differences_own():
     lo = (small + large) / 2  # outside the Adult threshold, inside the largest
     diff = {"mean": lo + 1, "lo": lo, "hi": lo + 2, "n": 3, "value": "accuracy"}
     stats.use_family_of([])
+    __import__("fedlib.claims.words", fromlist=["use_profile"]).use_profile(None)
     assert stats.fragile(diff)  # no family: the largest measured drift
     stats.use_family_of([RunConfig.from_preset("fedqs-sgd-adult-gender-smoke")])
     assert not stats.fragile(diff)

@@ -240,7 +240,10 @@ def test_a_verdict_whose_interval_ends_inside_the_cross_cpu_drift_is_fragile():
     from fedlib.reporting import claim_verdict, verdict
     from fedlib.reporting.stats import CROSS_CPU_DRIFT_POINTS, fragile, paired_difference, use_family_of
 
+    from fedlib.claims.words import use_profile
+
     use_family_of([])  # no notebook's family left over from an earlier test: the largest measured drift applies
+    use_profile(None)  # nor a notebook's profile
     near = CROSS_CPU_DRIFT_POINTS / 2
     runs = pd.DataFrame({"method": ["a"] * 3 + ["b"] * 3, "seed": [0, 1, 2] * 2,
                          "final": [10 + near + 0.1, 10 + near + 0.3, 10 + near + 0.2, 10, 10, 10]})
@@ -251,3 +254,21 @@ def test_a_verdict_whose_interval_ends_inside_the_cross_cpu_drift_is_fragile():
     assert not fragile(far) and "fragile" not in verdict(far, 1)
     loss = dict(d, value="loss")
     assert not fragile(loss)
+
+
+def test_a_reports_fragile_mark_reads_the_drift_of_its_profile_as_the_scoreboard_does():
+    """A report's fragile threshold is the scoreboard's for the same family and profile: that profile's
+    recomputed runs where any (e.g. split-CNN at long), else the family's largest."""
+    from fedlib.claims.drift import drift, load
+    from fedlib.claims.words import drift_threshold, use_profile
+    from fedlib.reporting import resolve_profile
+
+    entries = load()
+    try:
+        for profile in ("cpu", "long", "smoke"):
+            assert resolve_profile(profile) == profile
+            assert drift_threshold("split-cnn-cifar10") == drift("split-cnn-cifar10", "mean", entries, profile).threshold
+        use_profile(None)
+        assert drift_threshold("split-cnn-cifar10") == drift("split-cnn-cifar10", "mean", entries).threshold
+    finally:
+        use_profile(None)

@@ -29,10 +29,11 @@ def task_family(task: str) -> str | None:
     return None
 
 
-def drift_threshold(family: str | None = None) -> float:
+def drift_threshold(family: str | None = None, profile: str | None = None) -> float:
     """Twice the cross-CPU drift of ``family`` (:func:`fedlib.claims.drift.drift`), or of the largest
-    measured family when ``family`` is None. The record is read once per version of the file (every
-    verdict of a report asks), not once per call."""
+    measured family when ``family`` is None, at ``profile`` (default: the notebook's, :func:`use_profile`),
+    as the scoreboard reads it: that profile's recomputed runs where any, else the family's largest. The
+    record is read once per version of the file (every verdict of a report asks), not once per call."""
     from fedlib.claims.drift import DRIFT_FILE
     from fedlib.core.paths import checkout
 
@@ -40,21 +41,34 @@ def drift_threshold(family: str | None = None) -> float:
         stamp = (checkout() / DRIFT_FILE).stat().st_mtime_ns
     except OSError:  # no checkout (an installed package without benchmarks/): no drift known, nothing marked
         return float("nan")
-    return _threshold(stamp, family)
+    return _threshold(stamp, family, profile or _notebook_profile)
 
 
 @functools.lru_cache(maxsize=64)
-def _threshold(stamp: int, family: str | None) -> float:
+def _threshold(stamp: int, family: str | None, profile: str | None = None) -> float:
     """:func:`drift_threshold` of the drift record as it is at modification time ``stamp``."""
     from fedlib.claims.drift import drift, load
 
     entries = load()
     if family is None:
-        return max(drift(f, "mean", entries).threshold for f in {e["family"] for e in entries})
-    return drift(family, "mean", entries).threshold
+        return max(drift(f, "mean", entries, profile).threshold for f in {e["family"] for e in entries})
+    return drift(family, "mean", entries, profile).threshold
 
 
-CROSS_CPU_DRIFT_POINTS = round(drift_threshold(), 2)
+#: the profile of the notebook being executed (:func:`use_profile`; None: none, the family's largest drift)
+_notebook_profile: str | None = None
+
+
+def use_profile(profile: str | None) -> str | None:
+    """Make ``profile`` the default of :func:`drift_threshold` (called by
+    :func:`fedlib.reporting.profiles.resolve_profile`, so a report's fragile marks read the drift the
+    scoreboard reads for its profile); None restores the family's largest."""
+    global _notebook_profile
+    _notebook_profile = profile
+    return profile
+
+
+CROSS_CPU_DRIFT_POINTS = round(drift_threshold(), 2)  # every family, no profile: the largest measured
 
 #: the drift family of the runs a notebook read last (:func:`use_family_of`; None: mixed or unknown)
 _notebook_family: str | None = None

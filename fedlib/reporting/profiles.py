@@ -43,11 +43,14 @@ LONG_DEFINITIONS = {"FedQS": "fedlib.reporting.profiles.DERIVED_PROFILES['long']
 
 
 def resolve_profile(profile: str = "auto") -> str:
-    """``auto`` -> $FEDLIB_PROFILE, else ``paper`` with CUDA, else ``cpu``."""
+    """``auto`` -> $FEDLIB_PROFILE, else ``paper`` with CUDA, else ``cpu``. The resolved profile becomes the
+    one whose cross-CPU drift the report's fragile marks read (:func:`fedlib.claims.words.use_profile`)."""
+    from fedlib.claims.words import use_profile
+
     if profile == "auto":
         profile = os.environ.get("FEDLIB_PROFILE") or _hardware_profile()
     check_choice("profile", profile, PROFILES)
-    return profile
+    return use_profile(profile)
 
 
 def cadence_words(cfg) -> str:
