@@ -411,3 +411,13 @@ def interval_note(row, unit: str = "seeds") -> str:
 def tasks_regime(tasks, profile: str) -> str:
     """The SAFL regime(s) of the Table 2 / 3 / Figure 4 tasks at ``profile`` (settings display)."""
     return "; ".join(dict.fromkeys(regime(task_config("fedavg", t, profile)) for t in expand_tasks(tasks)))
+
+
+def with_tasks_regime(settings: dict, profile: str) -> dict:
+    """A multi-task notebook's settings as it displays them: the knobs and the SAFL regime of their tasks."""
+    return {**settings, "SAFL regime": tasks_regime(settings["tasks"], profile)}
+
+
+def with_task_regime(settings: dict) -> dict:
+    """A one-task study's settings as it displays them: the knobs and the SAFL regime of its runs."""
+    return {**settings, "SAFL regime": task_regime(SINGLE_TASKS[settings["task"]], settings["reduce"])}

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import pandas as pd
 
+from fedlib.reporting.fedqs import with_tasks_regime
 from fedlib.reporting.fedqs import (FEDQS_METHODS, FINAL_LAST, METHODS, TASKS, check_readings, expand_tasks,
                                    interval_note, is_reduced, method_names, paired_evidence, paired_rows, readings_of,
-                                   readings_run, row_name, run_metrics, task_config, tasks_regime)
+                                   readings_run, row_name, run_metrics, task_config)
 from fedlib.safl.fedqs.readings import reading_overrides
 
 SETTINGS = {
@@ -28,9 +29,7 @@ LISTS = {'methods', 'reduced_seeds', 'seeds', 'tasks', 'readings'}  # knobs that
 TABLE = "Figure 4"
 
 
-def shown_settings(settings: dict, profile: str) -> dict:
-    """The settings as the notebook displays them: the knobs and the SAFL regime of their tasks."""
-    return {**settings, "SAFL regime": tasks_regime(settings["tasks"], profile)}
+shown_settings = with_tasks_regime  # the settings as the notebook displays them (fedlib.reporting.fedqs)
 
 
 class Figure4:

@@ -13,6 +13,7 @@ import pandas as pd
 
 from fedlib.experiments import RunConfig, metrics
 from fedlib.reporting import check_names
+from fedlib.reporting.fedqs import with_task_regime
 from fedlib.reporting.fedqs import (CPU_CV_SUBSET, FEDQS_METHODS, METHODS as ALL_METHODS, Study, check_readings,
                                     claim_row, interval_note, interval_words, paired_evidence, paired_rows, readings_of,
                                     readings_run, row_name, settings_row)
@@ -45,11 +46,7 @@ EXPECTED = {"a": "paper: largest of a, m0, k", "k": "paper: smallest of a, m0, k
             "m0": "paper: between a and k", "eta0": "paper: too small / large η0 hurts"}
 
 
-def shown(settings: dict) -> dict:
-    """The settings as the notebook displays them, with the SAFL regime of the runs."""
-    from fedlib.reporting.fedqs import SINGLE_TASKS, task_regime
-
-    return {**settings, "SAFL regime": task_regime(SINGLE_TASKS[settings["task"]], settings["reduce"])}
+shown = with_task_regime  # the settings as the notebook displays them (fedlib.reporting.fedqs)
 
 
 def acts(hp, reading):

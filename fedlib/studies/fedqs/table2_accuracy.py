@@ -14,6 +14,7 @@ import pandas as pd
 from fedlib.claims import FEDQS_PAPER as P
 from fedlib.experiments.metrics import largest_drop
 from fedlib.reporting import cadence_words, censor, check_names, dataset_missing, paired_difference
+from fedlib.reporting.fedqs import with_tasks_regime
 from fedlib.reporting.fedqs import (ALL_TASKS, FEDQS_METHODS, METHODS, TASKS, accuracy_curves, claim_row, expand_tasks,
                                    interval_note, is_reduced, mean_pairs, method_names, method_overrides, not_run_row,
                                    paired_evidence, paired_gap_curves, paired_rows, readings_by_task, run_metrics,
@@ -52,9 +53,7 @@ HOLDOUT = "holdout"  # the variant of a FedQS run under the paper's 8:2 split
 TABLE = "Table 2"
 
 
-def shown_settings(settings: dict, profile: str) -> dict:
-    """The settings as the notebook displays them: the knobs and the SAFL regime of their tasks."""
-    return {**settings, "SAFL regime": tasks_regime(settings["tasks"], profile)}
+shown_settings = with_tasks_regime  # the settings as the notebook displays them (fedlib.reporting.fedqs)
 
 
 def chance_level(task):

@@ -12,9 +12,9 @@ import numpy as np
 import pandas as pd
 
 from fedlib.claims import FEDQS_PAPER as P  # the paper's numbers
+from fedlib.reporting.fedqs import with_tasks_regime
 from fedlib.reporting.fedqs import (ALL_TASKS, METHODS, TASKS, check_readings, expand_tasks, method_names, readings_of,
-                                    readings_run, row_name, scale_summary, target_rounds, task_config, task_scale,
-                                    tasks_regime)
+                                    readings_run, row_name, scale_summary, target_rounds, task_config, task_scale)
 from fedlib.safl.fedqs.readings import reading_overrides
 
 SETTINGS = {
@@ -28,9 +28,7 @@ TIMES = ["virtual_time", "cost_time", "wall_time"]
 TITLES = ["virtual time to round T (ticks)", "cost model (steps)", "wall time (s, this machine)"]
 
 
-def shown(settings: dict, profile: str) -> dict:
-    """The settings as the notebook displays them, with the SAFL regime of the tasks at ``profile``."""
-    return {**settings, "SAFL regime": tasks_regime(settings["tasks"], profile)}
+shown = with_tasks_regime  # the settings as the notebook displays them (fedlib.reporting.fedqs)
 
 
 class Table3:

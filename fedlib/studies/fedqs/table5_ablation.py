@@ -14,6 +14,7 @@ import pandas as pd
 from fedlib.claims import FEDQS_PAPER as P  # the paper's numbers
 from fedlib.experiments.metrics import oscillations
 from fedlib.reporting import cadence_words, censor, check_names
+from fedlib.reporting.fedqs import with_task_regime
 from fedlib.reporting.fedqs import (Study, accuracy_curves, alpha_variants, cadence, claim_row, interval_note,
                                     paired_evidence, paired_gap_curves, paired_rows, run_metrics, settings_row)
 from fedlib.safl.fedqs.readings import reading_overrides
@@ -52,11 +53,7 @@ MEASURES = {"accuracy": "convergence accuracy (points)", "oscillations": "oscill
 PAPER_VARIANTS = ["cosine", "euclidean", "manhattan", "w/o momentum", "w/o feedback"]  # angle: not in the paper
 
 
-def shown(settings: dict) -> dict:
-    """The settings as the notebook displays them, with the SAFL regime of the runs."""
-    from fedlib.reporting.fedqs import SINGLE_TASKS, task_regime
-
-    return {**settings, "SAFL regime": task_regime(SINGLE_TASKS[settings["task"]], settings["reduce"])}
+shown = with_task_regime  # the settings as the notebook displays them (fedlib.reporting.fedqs)
 
 
 class Table5Ablation:

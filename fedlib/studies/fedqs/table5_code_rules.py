@@ -12,6 +12,7 @@ from __future__ import annotations
 import pandas as pd
 
 from fedlib.reporting import cadence_words, check_names
+from fedlib.reporting.fedqs import with_task_regime
 from fedlib.reporting.fedqs import Study, alpha_variants, interval_note, paired_evidence, run_metrics, settings_row
 from fedlib.reporting.fedqs_rules import (CODE_ARM, FOUNDATION, FOUNDATION_ARM, PAPER_ARM, arm_overrides, check_steps,
                                           moving_rules, rule_arms, rule_diffs)
@@ -40,11 +41,7 @@ PANELS = {PAPER_ARM: "arm − paper reading (the rule's effect)", CODE_ARM: "arm
           FOUNDATION_ARM: "arm − foundation (FedQS's lead)"}
 
 
-def shown(settings: dict) -> dict:
-    """The settings as the notebook displays them, with the SAFL regime of the runs."""
-    from fedlib.reporting.fedqs import SINGLE_TASKS, task_regime
-
-    return {**settings, "SAFL regime": task_regime(SINGLE_TASKS[settings["task"]], settings["reduce"])}
+shown = with_task_regime  # the settings as the notebook displays them (fedlib.reporting.fedqs)
 
 
 class Table5CodeRules:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import pandas as pd
 
 from fedlib.reporting import check_names
+from fedlib.reporting.fedqs import with_task_regime
 from fedlib.reporting.fedqs import (CORE_METHODS, CPU_CV_SUBSET, FEDQS_METHODS, METHODS as ALL_METHODS, Study,
                                     check_readings, claim_row, interval_note, paired_evidence, paired_rows, readings_of,
                                     readings_run, row_name, settings_row)
@@ -35,11 +36,7 @@ AGGREGATION = {m[0]: m[1] for m in METHODS.values()}
 EVENTS = {"speed-change": 200, "dropout": 100}  # scenario -> the round of its event
 
 
-def shown(settings: dict) -> dict:
-    """The settings as the notebook displays them, with the SAFL regime of the runs."""
-    from fedlib.reporting.fedqs import SINGLE_TASKS, task_regime
-
-    return {**settings, "SAFL regime": task_regime(SINGLE_TASKS[settings["task"]], settings["reduce"])}
+shown = with_task_regime  # the settings as the notebook displays them (fedlib.reporting.fedqs)
 
 
 class Table6:
