@@ -85,7 +85,15 @@ def test_table2_long_grid(no_missing_data):
         by_variant.setdefault(v, set()).add(m)
     assert by_variant == {"": {"fedqs-sgd", "fedsgd", "fedqs-avg", "fedavg"},
                           "code-main": {"fedqs-avg", "fedqs-sgd"}, "code-momentum": {"fedqs-sgd"}}
-    assert len(study.cells) == (4 + 2 + 1) * 2
+    seeds = {}
+    for _, m, s, v in study.cells:
+        seeds.setdefault((m, v), []).append(s)
+    # method_seeds: the gradient family at three seeds under every reading, the model family at two
+    assert all(s == ([0, 1, 2] if m in ("fedsgd", "fedqs-sgd") else [0, 1]) for (m, v), s in seeds.items())
+    assert len(study.cells) == 3 * (2 + 2) + 2 * 3
+    left = [r for r in study._not_run_rows() if "method_seeds" in r["note"]]
+    assert [r["setting"] for r in left] == ["CV x=0.5: FedQS-Avg, FedQS-Avg · code-main, FedAvg, seed(s) [2]"]
+    assert "3 more runs" in left[0]["note"]
 
 
 def test_table2_cpu_reduced_columns_run_the_main_methods(no_missing_data):
@@ -97,7 +105,8 @@ def test_table2_cpu_reduced_columns_run_the_main_methods(no_missing_data):
 @pytest.mark.parametrize("knob, value, word", [("reading_methods", '["fedavg"]', "FedQS variant"),
                                                ("reduced_methods", '["fedfoo"]', "method"),
                                                ("methods", '["fedfoo"]', "method"),
-                                               ("reading_seeds", '{"cifar7": [0]}', "task")])
+                                               ("reading_seeds", '{"cifar7": [0]}', "task"),
+                                               ("method_seeds", '{"fedfoo": [0]}', "method")])
 def test_table2_unknown_knob_value_names_the_choices(no_missing_data, knob, value, word):
     with pytest.raises(FedlibError, match=f"unknown {word}") as err:
         t2.Table2("smoke", settings(t2, "smoke", **{knob: value}))

@@ -45,6 +45,32 @@ def test_main_accuracy_unknown_knob_values_name_the_fix():
         MainAccuracy("cpu", {"participations": ["partial", "nowhere"]})
 
 
+def test_main_accuracy_method_seeds_give_a_method_its_own_seeds_in_one_setting():
+    """cpu's ``full`` setting runs each pair at the seeds its power plan asked for; ``shards`` keeps ``seeds``;
+    in every pair one method's seeds contain the other's (the pair reads the shared ones)."""
+    from fedlib.studies.smofi.main_accuracy import AGAINST_MOMENTUM, BASE_OF, METHODS, MainAccuracy
+
+    study = MainAccuracy("cpu", {"datasets": "cifar10"})
+    assert all(study.seeds_of("shards", m) == [0, 1, 2] for m in METHODS)
+    assert study.seeds_of("full", "FedAvg") == list(range(10)) and study.seeds_of("full", "FedNAG") == [0, 1, 2, 3]
+    for name, base in [*BASE_OF.items(), *AGAINST_MOMENTUM]:
+        a, b = set(study.seeds_of("full", name)), set(study.seeds_of("full", base))
+        assert a <= b or b <= a, (name, base)
+    if study.availability["cifar10"] is None:  # the plan holds the runs of the data on this machine
+        assert len(study.configs) == 27 + 78 and "seeds per method" in study.seeds_line()
+        assert sorted(s for _, part, name, s in study.plan if (part, name) == ("full", "+ FedAvgM")) == list(range(8))
+        assert len(MainAccuracy("cpu", {"datasets": "cifar10", "method_seeds": {}}).configs) == 2 * 9 * 3
+
+
+def test_main_accuracy_method_seeds_naming_an_unknown_setting_or_method_names_the_fix():
+    from fedlib.studies.smofi.main_accuracy import MainAccuracy
+
+    with pytest.raises(FedlibError, match="participation setting 'everyone' in method_seeds"):
+        MainAccuracy("cpu", {"method_seeds": {"everyone": {"FedAvg": [0]}}})
+    with pytest.raises(FedlibError, match="method '\\+ Nope' in method_seeds"):
+        MainAccuracy("cpu", {"method_seeds": {"full": {"+ Nope": [0]}}})
+
+
 def test_the_profiles_reproduce_sees_are_the_study_settings():
     from fedlib.reproduce import notebook_profiles, study_module
     from fedlib.studies.smofi import main_accuracy

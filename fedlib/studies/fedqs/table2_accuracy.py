@@ -26,26 +26,28 @@ MAIN = ["fedavg", "m-step", "fedqs-avg", "fedsgd", "wkafl", "fedqs-sgd"]  # FedQ
 SETTINGS = {
     "smoke": dict(tasks=["adult-gender"], methods=None, reduced_methods=None, full_tasks=[],
                   holdout_tasks=["adult-gender"], readings=["code-main"], reading_tasks=["adult-gender"],
-                  reading_methods=None, reading_seeds={},
+                  reading_methods=None, reading_seeds={}, method_seeds={},
                   seeds=[0, 1], rounds=None, task_rounds={}, workers=1),
     "cpu": dict(tasks=["cifar10", "shakespeare", "adult"], methods=None, reduced_methods=MAIN,
                 full_tasks=["cifar10-x0.5"], holdout_tasks=["cifar10-x0.5"], readings=["code-main", "code-momentum"],
                 reading_tasks={"code-main": ["cifar10", "shakespeare", "adult"],
                                "code-momentum": ["cifar10-x0.5", "adult"]},
-                reading_methods=None, reading_seeds={"shakespeare": [0, 1]}, seeds=[0, 1, 2], rounds=None,
+                reading_methods=None, reading_seeds={"shakespeare": [0, 1]}, method_seeds={}, seeds=[0, 1, 2], rounds=None,
                 task_rounds={"cifar10-x0.1": 50, "cifar10-x0.5": 50, "cifar10-x1": 50}, workers=2),
     "paper": dict(tasks=ALL_TASKS, methods=None, reduced_methods=None, full_tasks=[],
                   holdout_tasks=["cifar10-x0.5"], readings=["code-main", "code-momentum"],
                   reading_tasks={"code-main": ALL_TASKS, "code-momentum": ["cifar10-x0.5", "adult"]},
-                  reading_methods=None, reading_seeds={}, seeds=[0, 1, 2], rounds=None, task_rounds={}, workers=1),
+                  reading_methods=None, reading_seeds={}, method_seeds={}, seeds=[0, 1, 2], rounds=None, task_rounds={},
+                  workers=1),
     # T = 400 (the cpu overlay + rounds=400, eval_every=5, eval_last=20), x = 0.5, FedQS and its two foundations
     # code-momentum: FedQS-SGD only so far (a 400-round run is ~1 CPU-hour on an AVX2 EPYC; FedQS-Avg's is a
-    # priced not-run row)
+    # priced not-run row); the gradient family (FedSGD, FedQS-SGD under every reading) at three seeds, the model
+    # family at two (its third seed: a priced not-run row)
     "long": dict(tasks=["cifar10-x0.5"], methods=["fedqs-sgd", "fedsgd", "fedqs-avg", "fedavg"], reduced_methods=None,
                  full_tasks=[], holdout_tasks=[], readings=["code-main", "code-momentum"], reading_tasks=["cifar10-x0.5"],
                  reading_methods={"code-main": ["fedqs-avg", "fedqs-sgd"], "code-momentum": ["fedqs-sgd"]},
-                 reading_seeds={}, seeds=[0, 1], rounds=None,
-                 task_rounds={}, workers=2),
+                 reading_seeds={}, method_seeds={"fedsgd": [0, 1, 2], "fedqs-sgd": [0, 1, 2]}, seeds=[0, 1],
+                 rounds=None, task_rounds={}, workers=2),
 }
 LISTS = {'methods', 'reduced_methods', 'seeds', 'tasks', 'full_tasks', 'holdout_tasks', 'readings'}  # knobs that hold lists
 VARIANTS = ["fedqs-avg", "fedqs-sgd"]
@@ -89,16 +91,17 @@ class Table2:
         self.holdout_tasks = [t for t in expand_tasks(S["holdout_tasks"] or []) if t in self.task_list]
         self.read_on = readings_by_task(S["readings"], S["reading_tasks"], self.task_list)  # {task: readings}
         check_names(list(S["reading_seeds"] or {}), list(TASKS), "task", "reading_seeds")
+        check_names(list(S["method_seeds"] or {}), METHODS, "method", "method_seeds")
         # a FedQS row's variant: "" (paper reading, all data trains), the paper's 8:2 holdout, or another reading
         self.extra = {HOLDOUT: ("data.validation=holdout",), **{r: reading_overrides(r) for r in S["readings"] or []}}
         self.tag = {"": "", HOLDOUT: " · 8:2 holdout", **{r: reading_tag(r) for r in S["readings"] or []}}
         self.holdout_tag = self.tag[HOLDOUT]
         tl = self.task_list
-        cells = [(t, m, s, "") for t in tl for m in self.methods_on(t) for s in S["seeds"]]
+        cells = [(t, m, s, "") for t in tl for m in self.methods_on(t) for s in self.seeds_of(t, m)]
         cells += [(t, m, s, HOLDOUT) for t in self.holdout_tasks for m in FEDQS_METHODS if m in self.methods_on(t)
-                  for s in S["seeds"]]
+                  for s in self.seeds_of(t, m)]
         cells += [(t, m, s, r) for t in tl for r in self.read_on[t] for m in self.read_methods(r) if m in self.methods_on(t)
-                  for s in self.reading_seeds_on(t)]
+                  for s in self.seeds_of(t, m, r)]
         self.cells = cells
         self.cfgs = [task_config(m, t, profile, self.rounds_of(t), extra=self.extra.get(v, ())).replace(seed=s)
                      for t, m, s, v in cells]
@@ -135,6 +138,21 @@ class Table2:
             return self.method_list
         return [m for m in self.method_list if m in S["reduced_methods"]]
 
+    def seeds_of(self, task, method, reading=None):
+        """The seeds of ``method``'s runs on ``task`` (under ``reading``, None: the paper reading or the holdout):
+        its ``method_seeds`` entry, else under a reading the task's ``reading_seeds``, else ``seeds``. A pair
+        reads the seeds its two methods share."""
+        own = (self.S["method_seeds"] or {}).get(method)
+        if own is not None:
+            return list(own)
+        return self.reading_seeds_on(task) if reading else self.S["seeds"]
+
+    def method_seeds_note(self) -> str:
+        """``; seeds per method (method_seeds): FedSGD [0, 1, 2], …`` (empty without ``method_seeds``)."""
+        own = self.S["method_seeds"] or {}
+        return ("; seeds per method (method_seeds, under every reading): "
+                + ", ".join(f"{METHODS[m][0]} {list(v)}" for m, v in own.items())) if own else ""
+
     def reading_seeds_on(self, task):
         """The seeds of the runs under the readings on ``task``: its ``reading_seeds`` entry, else ``seeds``."""
         return (self.S["reading_seeds"] or {}).get(task, self.S["seeds"])
@@ -142,7 +160,7 @@ class Table2:
     def describe(self) -> str:
         """What runs: the number of runs, tasks, seeds, holdout and reading runs, and the evaluation cadence."""
         cells, S = self.cells, self.S
-        return (f"{len(self.cfgs)} runs: {len(self.task_list)} task(s), {len(S['seeds'])} seed(s), "
+        return (f"{len(self.cfgs)} runs: {len(self.task_list)} task(s), {len(S['seeds'])} seed(s){self.method_seeds_note()}, "
                 f"{sum(v == HOLDOUT for *_, v in cells)} of them under the 8:2 holdout, "
                 f"{sum(v not in ('', HOLDOUT) for *_, v in cells)} under the readings {S['readings'] or []}\n"
                 f"evaluation: {self.evaluation}")
@@ -268,7 +286,8 @@ class Table2:
                       f"means over {len(tl)} of the paper's six columns ({cols_note}): the paper's means are over "
                       "all six, so its numbers stand beside them only when all six ran")
         out = [settings_row(TABLE, "; ".join(self._col_scale(t) for t in tl)
-                            + f"; {len(S['seeds'])} paired seeds {S['seeds']}; SAFL regime {tasks_regime(tl, profile)}"
+                            + f"; {len(S['seeds'])} paired seeds {S['seeds']}{self.method_seeds_note()}"
+                            f"; SAFL regime {tasks_regime(tl, profile)}"
                             "; accuracy = convergence accuracy (mean of the last 20 evaluated rounds); a verdict needs a "
                             "95% t-interval that excludes 0 on the paper's side; unreached targets censored at T; "
                             f"{means_rule}; evaluation: "
@@ -306,6 +325,7 @@ class Table2:
                                        f"seed(s) {fewer}", f"not in `reading_seeds` of this execution ({profile} profile): "
                                        f"{sum(len(self.read_methods(r)) for r in self.read_on[task]) * len(fewer)} more runs "
                                        "of this column's cost"))
+            out += self._method_seeds_rows(task)
             left = [r for r in READINGS if r != "paper" and r not in self.read_on[task]]
             if left:
                 out.append(not_run_row(TABLE, f"{TASKS[task][2]}: FedQS-Avg / FedQS-SGD under the readings {', '.join(left)}",
@@ -324,6 +344,23 @@ class Table2:
                                        if cut and set(self.method_list) - set(self.methods_on(task))
                                        else "left out by `methods` in this execution"))
         return out
+
+    def _method_seeds_rows(self, task) -> list:
+        """A not-run row for the seeds ``method_seeds`` gives some methods of ``task`` and not the others."""
+        own = self.S["method_seeds"] or {}
+        if not own:
+            return []
+        runs = [(m, r) for m in self.methods_on(task) for r in [None, *(r for r in self.read_on[task] if m in self.read_methods(r))]]
+        every = sorted({s for m, r in runs for s in self.seeds_of(task, m, r)})
+        short = {(m, r): [s for s in every if s not in self.seeds_of(task, m, r)] for m, r in runs}
+        short = {k: v for k, v in short.items() if v}
+        if not short:
+            return []
+        names = ", ".join(METHODS[m][0] + (reading_tag(r) if r else "") for m, r in short)
+        seeds = sorted({s for v in short.values() for s in v})
+        return [not_run_row(TABLE, f"{TASKS[task][2]}: {names}, seed(s) {seeds}",
+                            f"not in `method_seeds` of this execution ({self.profile} profile): "
+                            f"{sum(map(len, short.values()))} more runs of this column's cost")]
 
     def _family(self, fedqs_label, base_label=None):
         """The accuracy rows of ``fedqs_label`` − its baselines (only ``base_label`` if given)."""

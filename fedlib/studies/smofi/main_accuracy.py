@@ -19,7 +19,7 @@ from fedlib.reporting import (PAPER_ACCURACY, SMOFI_DATASETS, SMOFI_METHODS, com
                               settings_row, show_settings, signed_verdict, smofi_configs, smofi_scale_note,
                               smofi_setting_title, smofi_settings)
 from fedlib.reporting.profiles import check_names
-from fedlib.reporting.smofi import diverged_note, on_paper_split, planned_not_run, run_cost
+from fedlib.reporting.smofi import SMOFI_PARTICIPATION, diverged_note, on_paper_split, planned_not_run, run_cost
 from fedlib.reporting.stats import paired_evidence
 from fedlib.split.bases import FedNAROptions
 
@@ -32,20 +32,27 @@ AGAINST_MOMENTUM = [("+ SMoFi", "+ FedAvgM"), ("+ SMoFi", "+ SlowMo")]
 LONG_METHODS = [m for m in METHODS if m != "FedNAG"]  # the long profile's plan: the main table and the plug-in pairs
 MAIN_TABLE = ["FedAvg", "+ FedAvgM", "+ SlowMo", "+ SMoFi"]  # the paper's main-table rows
 LONG_SEEDS = [0, 1, 2, 3, 4]  # the long profile's planned paired seeds
+# cpu, Dirichlet 0.1 (the paper's split): each pair at the seeds its power plan asked for (scoreboard, 3 seeds):
+# SMoFi − FedAvg ≈ 5, FedAvgM − FedAvg ≈ 8, the plug-in pairs ≈ 8–10, SMoFi − FedAvgM / SlowMo ≈ 8, FedNAG ≈ 4
+CPU_METHOD_SEEDS = {"full": {**{m: list(range(10)) for m in ("FedAvg", "FedProx", "FedProx + SMoFi", "FedNAR",
+                                                              "FedNAR + SMoFi")},
+                             **{m: list(range(8)) for m in ("+ SMoFi", "+ FedAvgM", "+ SlowMo")},
+                             "FedNAG": [0, 1, 2, 3]}}
 SETTINGS = {
     "smoke": dict(datasets=SMOFI_DATASETS, methods=list(METHODS), partial_methods=PAIR,
                   participations=["shards", "full"], seeds=[0], rounds=None, model="cnn", cut="conv1",
-                  max_test=100, last=1, workers=1, official_fednar_seeds=[]),
+                  max_test=100, last=1, workers=1, official_fednar_seeds=[], method_seeds={}),
     "cpu": dict(datasets=SMOFI_DATASETS, methods=list(METHODS), partial_methods=PAIR,
                 participations=["shards", "full"], seeds=[0, 1, 2], rounds=None, model="cnn", cut="conv1",
-                max_test=5000, last=5, workers=2, official_fednar_seeds=[]),
+                max_test=5000, last=5, workers=2, official_fednar_seeds=[],
+                method_seeds=CPU_METHOD_SEEDS),
     "paper": dict(datasets=SMOFI_DATASETS, methods=list(METHODS), partial_methods=list(METHODS),
                   participations=["partial", "shards"], seeds=[0, 1, 2], rounds=None, model="resnet18", cut="layer1",
-                  max_test=None, last=10, workers=1, official_fednar_seeds=[]),
+                  max_test=None, last=10, workers=1, official_fednar_seeds=[], method_seeds={}),
     # the long profile: the paper's participation on all of CIFAR-10 with cnn3; never picked by `auto`
     "long": dict(datasets=["cifar10"], methods=PAIR, partial_methods=LONG_METHODS, official_fednar_seeds=[0],
                  participations=["partial"], seeds=LONG_SEEDS, rounds=None, model="cnn3", cut="conv1", max_test=None,
-                 last=10, workers=2),
+                 last=10, workers=2, method_seeds={}),
 }
 LISTS = {"datasets", "methods", "partial_methods", "participations", "seeds", "official_fednar_seeds"}  # list knobs
 PAPER = PAPER_ACCURACY  # spec §5, top-1 %
@@ -67,12 +74,16 @@ class MainAccuracy:
         self.S, self.participation, self.label = smofi_settings(SETTINGS, profile, knobs, LISTS)
         for knob in ("methods", "partial_methods"):
             check_names(self.S[knob], METHODS, "method", knob)
+        self.method_seeds = self.S["method_seeds"] or {}
+        check_names(self.method_seeds, SMOFI_PARTICIPATION[profile], "participation setting", "method_seeds")
+        for by_method in self.method_seeds.values():  # a setting or method not run here: its entry is unused
+            check_names(by_method, METHODS, "method", "method_seeds")
         # config(dataset, algorithm, seed, participation, **overrides)
         self.config = smofi_configs(profile, self.label, self.S)
         self.availability = {d: dataset_missing(d) for d in self.S["datasets"]}
         self.plan = [(d, part, name, seed) for d in self.S["datasets"] if self.availability[d] is None
                      for part in self.S["participations"]
-                     for name in self.methods_of(part) for seed in self.S["seeds"]]
+                     for name in self.methods_of(part) for seed in self.seeds_of(part, name)]
         self.configs = [self.config(d, METHODS[name], seed, part) for d, part, name, seed in self.plan]
         self.runs = self.curves = self.diffs = None
 
@@ -89,6 +100,18 @@ class MainAccuracy:
     def methods_of(self, part: str) -> list:
         """The methods run in setting ``part``: ``partial_methods`` in the partial one, else ``methods``."""
         return self.S["partial_methods"] if part == "partial" else self.S["methods"]
+
+    def seeds_of(self, part: str, name: str) -> list:
+        """The seeds of method ``name`` in setting ``part``: its ``method_seeds`` entry, else ``seeds``
+        (a pair reads the seeds its two methods share)."""
+        return list(self.method_seeds.get(part, {}).get(name, self.S["seeds"]))
+
+    def seeds_line(self) -> str:
+        """How many runs, and the seeds per method where ``method_seeds`` sets them."""
+        extra = "; ".join(f"{part}: " + ", ".join(f"{m} {len(s)}" for m, s in by.items())
+                          for part, by in self.method_seeds.items() if part in self.participation)
+        return (f"{len(self.configs)} runs ({len(self.S['seeds'])} seed(s) × methods × settings × datasets on this "
+                f"machine" + (f"; seeds per method (method_seeds) — {extra}" if extra else "") + ")")
 
     def measure(self, results: list) -> pd.DataFrame:
         """Per run (``results`` in :attr:`plan` order): final accuracy, AUC, best, wall time, the round it
