@@ -374,6 +374,7 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
     from fedlib.core.progress import progress_bar
     from fedlib.experiments.results.ledger import Ledger
     from fedlib.experiments.running.runner import RECOMPUTE_ENV, RUNS_LOG_ENV
+    from fedlib.reproduce_watch import TrainingWatch
 
     profile = resolve_profile(profile)
     root = Path(root or project_root())
@@ -404,7 +405,8 @@ def reproduce(profile: str = "auto", only: list[str] | None = None, force: bool 
             os.environ[RUNS_LOG_ENV] = str(log)
             seconds = 0.0
             try:
-                seconds = execute(book, root, out, profile, params=params)
+                with TrainingWatch(rel):
+                    seconds = execute(book, root, out, profile, params=params)
                 _record_runs(root, out, rel, log, profile)
                 index[rel] = {"status": "done", "seconds": round(seconds, 1), "key": key, "notebook": source,
                               "finished": datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M")}

@@ -304,3 +304,29 @@ def test_a_report_records_the_runs_of_the_shared_store_only(tmp_path, monkeypatc
     run(cfg, store=ResultStore(shared), progress=False)  # cached: read again, logged again
     run(cfg.replace(seed=1), store=ResultStore(own), progress=False)
     assert log.read_text().splitlines() == [f"{h} trained", f"{h} store"]
+
+
+@pytest.mark.parametrize("every", [0, 3600])
+def test_reproduce_says_what_a_notebook_trains_and_where_a_run_resumes(tmp_path, every):
+    """``fedlib reproduce`` prints a line when a run starts, resumes at its checkpoint and ends (issue 58:
+    a 400-round run on a fresh clone looked hung); a checkpoint line only ``every`` seconds after the run's
+    last line."""
+    from fedlib.experiments.running.runner import TRAINING_LOG_ENV
+    from fedlib.reproduce_watch import TrainingWatch
+
+    cfg = cfg_("rounds=17", "checkpoint_every=5")
+    store, lines = ResultStore(tmp_path / "s"), []
+    with TrainingWatch("table9.ipynb", poll=60, every=every, write=lines.append):
+        with pytest.raises(RuntimeError, match="simulated crash"):
+            run(cfg, store=store, progress=False, trainer=CrashOnce(at=13))
+        run(cfg, store=store, progress=False)
+        run(cfg, store=store, progress=False)  # stored: nothing trained, nothing said
+    assert TRAINING_LOG_ENV not in os.environ
+    head = f"fedlib reproduce: table9.ipynb: {cfg.config_hash()[:8]} {cfg.algorithm} seed {cfg.seed}: "
+    assert all(line.startswith(head) for line in lines)
+    said = [line[len(head):] for line in lines]
+    checkpoints = ["round 5/17 (checkpoint written)", "round 10/17 (checkpoint written)"]
+    assert said == ["training 17 rounds", *(checkpoints if every == 0 else []),
+                    "training 17 rounds, resuming at round 10",
+                    *(["round 15/17 (checkpoint written)"] if every == 0 else []), said[-1]]
+    assert said[-1].startswith("trained in ") and said[-1].endswith(" min")

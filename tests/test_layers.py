@@ -19,7 +19,7 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent / "fedlib"
 LAYER = {"core": 0, "fedlib": 0.5, "data": 1, "models": 1, "train": 2, "safl": 3, "split": 3,
-         "experiments": 4, "plugins": 4.2, "testing": 4.3, "claims": 4.5, "reporting": 5, "studies": 5.2, "reproduce_summary": 5.5, "reproduce_keys": 5.5,
+         "experiments": 4, "plugins": 4.2, "testing": 4.3, "claims": 4.5, "reporting": 5, "studies": 5.2, "reproduce_summary": 5.5, "reproduce_keys": 5.5, "reproduce_watch": 5.5,
          "reproduce": 6, "cli": 6, "__main__": 7}
 
 

@@ -276,6 +276,17 @@ def run(cfg, store: ResultStore | str | Path | None = None, progress: bool = Tru
 
 RUNS_LOG_ENV = "FEDLIB_RUNS_LOG"
 RECOMPUTE_ENV = "FEDLIB_RECOMPUTE_LOG"
+TRAINING_LOG_ENV = "FEDLIB_TRAINING_LOG"
+
+
+def _log_training(cfg: RunConfig, h: str, text: str) -> None:
+    """Append ``<hash8> <algorithm> seed <s>: <text>`` to ``$FEDLIB_TRAINING_LOG`` when it is set:
+    ``fedlib reproduce`` prints these lines, so a notebook that trains for hours says what it trains
+    (:class:`fedlib.reproduce_watch.TrainingWatch`)."""
+    path = os.environ.get(TRAINING_LOG_ENV)
+    if path:
+        with open(path, "a") as f:
+            f.write(f"{h[:8]} {cfg.algorithm} seed {cfg.seed}: {text}\n")
 
 
 def must_recompute(h: str) -> bool:
@@ -365,11 +376,13 @@ def _train_rounds(cfg: RunConfig, store: ResultStore, h: str, st: _RunState, pro
                        desc=f"{cfg.algorithm} seed={cfg.seed}", dynamic_ncols=True)
     st.t0 = time.perf_counter()
     r = st.start
+    _log_training(cfg, h, f"training {st.total} rounds" + (f", resuming at round {st.start}" if st.start else ""))
     try:
         for r in range(st.start + 1, st.total + 1):
             _one_round(st, r, bar)
             if cfg.checkpoint_every and r % cfg.checkpoint_every == 0 and r < st.total:
                 _save_checkpoint(store, h, st, r)
+                _log_training(cfg, h, f"round {r}/{st.total} (checkpoint written)")
     except Diverged as err:
         if diverged != "record":
             store.write_error(h, r, err)
@@ -382,6 +395,7 @@ def _train_rounds(cfg: RunConfig, store: ResultStore, h: str, st: _RunState, pro
         raise
     finally:
         bar.close()
+    _log_training(cfg, h, f"trained in {(time.perf_counter() - st.t0) / 60:.1f} min")
 
 
 def _record_divergence(st: _RunState, r: int) -> None:
