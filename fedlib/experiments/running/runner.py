@@ -395,7 +395,8 @@ def _train_rounds(cfg: RunConfig, store: ResultStore, h: str, st: _RunState, pro
         raise
     finally:
         bar.close()
-    _log_training(cfg, h, f"trained in {(time.perf_counter() - st.t0) / 60:.1f} min")
+    took = time.perf_counter() - st.t0
+    _log_training(cfg, h, f"trained in {took / 60:.1f} min" if took >= 60 else f"trained in {took:.0f} s")
 
 
 def _record_divergence(st: _RunState, r: int) -> None:
