@@ -272,3 +272,20 @@ def test_a_reports_fragile_mark_reads_the_drift_of_its_profile_as_the_scoreboard
         assert drift_threshold("split-cnn-cifar10") == drift("split-cnn-cifar10", "mean", entries).threshold
     finally:
         use_profile(None)
+
+
+def test_a_claims_fragile_note_quotes_the_threshold_its_marks_read():
+    """claim_verdict names the drift its fragile marks used (the family's at the notebook's profile), not the
+    largest over every family: at long the split-CNN threshold is its own measured one."""
+    from fedlib.claims.words import claim_verdict, drift_threshold, use_profile
+
+    try:
+        use_profile("long")
+        limit = drift_threshold("split-cnn-cifar10")
+        near = {"mean": limit / 2 + 0.5, "lo": limit / 2, "hi": limit + 1.0, "n": 5, "value": "final",
+                "family": "split-cnn-cifar10"}
+        note = claim_verdict([("SMoFi − FedAvg", near, 1)])["note"]
+        assert f"within the {round(limit, 2):g}-point cross-CPU drift of 0): SMoFi − FedAvg" in note
+        assert drift_threshold() != limit  # the family-less largest is another number
+    finally:
+        use_profile(None)

@@ -103,8 +103,13 @@ def fragile(diff: dict, family: str | None = None) -> bool:
     lo, hi = diff.get("lo", float("nan")), diff.get("hi", float("nan"))
     if diff.get("value") not in ACCURACY_COLUMNS:
         return False
-    family = family or diff.get("family") or _notebook_family
-    return rule(Interval(diff.get("mean", float("nan")), lo, hi, int(diff.get("n", 2))), drift_threshold(family))
+    return rule(Interval(diff.get("mean", float("nan")), lo, hi, int(diff.get("n", 2))), fragile_threshold(diff, family))
+
+
+def fragile_threshold(diff: dict, family: str | None = None) -> float:
+    """The drift threshold :func:`fragile` reads for ``diff``: of ``family``, else the difference's own
+    ``family``, else the notebook's (:func:`use_family_of`), at the notebook's profile."""
+    return drift_threshold(family or diff.get("family") or _notebook_family)
 
 
 from fedlib.claims.numbers import number_text  # noqa: E402
@@ -182,11 +187,12 @@ def claim_verdict(parts) -> dict:
     parts by side, e.g. ``"2/3 resolved on the paper's side (CV x=0.5, RWD Gender); unresolved: CV x=1"``.
     """
     by = {s: [] for s in SIDES}
-    shaky = []
+    shaky, limits = [], set()
     for label, diff, sign in parts:
         by[side(diff, sign)].append(str(label))
         if fragile(diff):
             shaky.append(str(label))
+            limits.add(round(fragile_threshold(diff), 2))
     from fedlib.claims.verdict import combine
 
     n = sum(len(v) for v in by.values())
@@ -199,8 +205,8 @@ def claim_verdict(parts) -> dict:
     if by["unresolved"]:
         bits.append(f"unresolved (interval contains 0): {', '.join(by['unresolved'])}")
     if shaky:
-        bits.append(f"fragile (interval ends within the {CROSS_CPU_DRIFT_POINTS}-point cross-CPU drift of 0): "
-                    f"{', '.join(shaky)}")
+        drift = " / ".join(f"{x:g}" for x in sorted(limits))  # the thresholds the marks read (profile, family)
+        bits.append(f"fragile (interval ends within the {drift}-point cross-CPU drift of 0): {', '.join(shaky)}")
     return {"verdict": word, "paper": len(by["paper"]), "opposite": len(by["opposite"]),
             "unresolved": len(by["unresolved"]), "n": n, "note": "; ".join(bits)}
 
