@@ -34,9 +34,15 @@ def test_ablations_smoke_runs_every_family_on_one_seed():
     assert ("reading fresh, α=-0.1", "FedProx + SMoFi") in labels and ("reading data-share, α=-1", "SMoFi") in labels
 
 
-def test_ablations_cpu_grid_is_the_documented_57_distinct_runs():
+def test_ablations_cpu_grid_is_the_documented_73_distinct_runs():
     study = Ablations("cpu", {})
-    assert (len(study.cells), len(study.configs)) == (72, 57)
+    assert (len(study.cells), len(study.configs)) == (88, 73)
+    seeds = {}
+    for _, label, method, seed, _ in study.cells:
+        seeds.setdefault((label, method), set()).add(seed)
+    # each reading at its rule_seeds, FedAvg on every seed a staleness row runs (each row has its pair)
+    assert seeds[("reading fresh, α=-0.1", "SMoFi")] == seeds[("FedAvg (no fusion)", "FedAvg")] == set(range(7))
+    assert seeds[("reading data-share, α=-0.1", "SMoFi")] == set(range(5))
     assert study.label == "cpu" and study.arch_skipped == ablations.ALL_ARCHS
     assert Ablations("cpu", {"adam_lr": 0.01}).label == "custom"  # adam_lr is a scale knob here
 

@@ -41,8 +41,11 @@ SETTINGS = {
                   client_fraction=0.5, architectures=["cnn"], optimizers=["SGDM", "Adam"], adam_lr=0.001,
                   first_moment_only=True, seeds=[0], optimizer_seeds=[0], rounds=None,
                   model="cnn", cut="conv1", max_test=100, last=1, workers=1),
+    # the readings at the seeds the scoreboard's power plan asked for (SMoFi − FedAvg, 3 seeds: ≈ 4–7 pairs)
     "cpu": dict(ablations=["staleness", "optimizers", "momentum", "clients", "participation"], alphas=[-0.1],
-                rules=CPU_RULES, rule_seeds={}, rule_bases={}, reading_alphas={},
+                rules=CPU_RULES, rule_seeds={"text-weighted": [0, 1, 2, 3, 4], "data-share": [0, 1, 2, 3, 4],
+                                             "fresh": list(range(7)), "drop-J": list(range(7))},
+                rule_bases={}, reading_alphas={},
                 client_counts=[10, 20, 40], client_fraction=1.0, architectures=["cnn"], optimizers=OPTIMIZERS,
                 adam_lr=0.001, first_moment_only=False, seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None,
                 model="cnn", cut="conv1", max_test=5000, last=5, workers=2),
