@@ -142,3 +142,17 @@ def test_paired_plot_metric_labels_do_not_collide_and_one_column_fills_the_width
         assert top.y0 >= bottom.y1  # the two rows' metric names do not overlap
         panels = sum(ax.get_window_extent().width for ax in g.axes[0])
         assert panels >= 0.65 * fig.get_tightbbox().width * fig.dpi  # not half the figure left empty (was 0.50)
+
+
+def test_a_caption_says_when_the_arms_ran_different_seeds():
+    """runs_caption: "3 paired seeds (0, 1, 2)" when every arm ran the same seeds; with a method's own seeds
+    (``method_seeds``) the count per arm, so a figure never claims three pairs where one family has two."""
+    from fedlib.experiments import RunConfig
+    from fedlib.reporting.figures import runs_caption
+
+    a = RunConfig.from_preset("toy-smoke")
+    b = a.with_overrides(["rounds=7"])
+    same = [c.replace(seed=s) for c in (a, b) for s in (0, 1, 2)]
+    assert runs_caption(same).startswith("3 paired seeds (0, 1, 2) · ")
+    mixed = [a.replace(seed=s) for s in (0, 1, 2)] + [b.replace(seed=s) for s in (0, 1)]
+    assert runs_caption(mixed, "long").startswith("2–3 seeds an arm, a pair on the seeds both ran (0, 1, 2) · ")

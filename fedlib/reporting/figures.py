@@ -18,7 +18,13 @@ def runs_caption(cfgs, profile: str | None = None) -> str:
     seeds = sorted({int(c.seed) for c in cfgs})
     rounds, models = values(lambda c: c.rounds), values(lambda c: getattr(c.model, "name", None))
     data = values(lambda c: getattr(c.data, "dataset", None))
-    bits = [f"{len(seeds)} paired seed{'s' if len(seeds) != 1 else ''} ({', '.join(map(str, seeds))})",
+    arms = {}  # an arm: a config up to its seed (the seeds it ran)
+    for c in cfgs:
+        arms.setdefault(c.replace(seed=0).config_hash(), set()).add(int(c.seed))
+    counts = sorted({len(s) for s in arms.values()})
+    many = (f"{len(seeds)} paired seed{'s' if len(seeds) != 1 else ''}" if len(counts) <= 1 else
+            f"{counts[0]}–{counts[-1]} seeds an arm, a pair on the seeds both ran")
+    bits = [f"{many} ({', '.join(map(str, seeds))})",
             f"T = {' / '.join(rounds)} rounds", f"model {' / '.join(models)} on {' / '.join(data)}"]
     return " · ".join(bits + ([f"{profile} profile"] if profile else []))
 
