@@ -97,10 +97,13 @@ show_paper_claims("fedqs-t2-means", "fedqs-t2-avg-mstep", "fedqs-t2-sgd-wkafl", 
 #   evaluated every 5th round and every round of the last 20
 #   (`eval_every=5, eval_last=20`: 96 of 400 rounds; the convergence accuracy's 20 rounds are the
 #   every-round tail, and every metric reads the evaluated rounds only — rounds to target resolve to 5
-#   rounds before round 381). FedQS-SGD, FedSGD, FedQS-Avg, FedAvg, **two paired seeds [0, 1]**, and FedQS-SGD
-#   and FedQS-Avg under the reading `code-main` (12 runs of ~½ hour each; `-p 'seeds=[0, 1, 2]'` and `-p 'methods=[..., wkafl, m-step]'` add the third seed and the
-#   paper's best baselines in later sittings). A figure of FedQS − baseline against the round shows when
-#   the difference opens or closes.
+#   rounds before round 381). FedQS-SGD, FedSGD, FedQS-Avg, FedAvg; FedQS-SGD and FedQS-Avg under the reading
+#   `code-main`, FedQS-SGD under `code-momentum`. The gradient family (FedSGD and FedQS-SGD under every reading)
+#   runs **three paired seeds [0, 1, 2]** (`method_seeds`), the model family **two [0, 1]**: 18 runs of 30–50
+#   CPU-minutes each (one thread, AVX2/AVX-512 EPYC). The model family's third seed and FedQS-Avg under
+#   `code-momentum` are priced not-run rows; `-p 'seeds=[0, 1, 2]'` and `-p 'methods=[..., wkafl, m-step]'` add them
+#   and the paper's best baselines. A figure of FedQS − baseline against the round shows when the difference opens
+#   or closes.
 # - `paper`: every task at the paper's scale (ResNet-18 and LSTM need a GPU), three seeds; FedQS under
 #   `code-main` on every column and under `code-momentum` on x = 0.5 and Adult.
 #   `fedlib reproduce --profile paper --only fedqs/table2 -p 'tasks=[adult]'` runs the Adult columns at
@@ -121,6 +124,7 @@ readings = None    # FedQS readings run beside `paper` (fedlib.safl.fedqs.readin
 reading_tasks = None  # tasks on which FedQS-Avg / FedQS-SGD also run under each of `readings`, or {reading: tasks}
 reading_methods = None  # FedQS variants run under the readings: fedqs-avg, fedqs-sgd (None: both), or {reading: variants}
 reading_seeds = None  # {task: seeds} of the runs under the readings on that task (a task not named: `seeds`)
+method_seeds = None  # {method: seeds}: a method's own seeds on every task and reading (a method not named: the above)
 seeds = None       # e.g. [0, 1, 2]
 rounds = None      # override T for every task; None keeps the profile default
 task_rounds = None # T per task, e.g. {"cifar10-x0.1": 100}; a task not named keeps `rounds`
@@ -185,7 +189,7 @@ show_forest(study.acc, "table2_accuracy", profile, GROUP, caption=CAPTION, y="ba
 # %%
 show_gap_curves(study.gap_curves(), "table2_accuracy_gap_curves", profile, GROUP, caption=CAPTION, col="column",
                 hue="comparison", tail_from=study.tail_from,
-                title=f"Table 2: FedQS − baseline per round (points), mean and range over {len(settings['seeds'])} seeds")
+                title="Table 2: FedQS − baseline per round (points), mean and range over the pair's seeds")
 
 # %% [markdown]
 # The same against the round for FedQS under each reading of its rules (the paper's text and the official code's

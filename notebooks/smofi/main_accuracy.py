@@ -59,13 +59,13 @@ show_paper_claims("smofi-main-smofi", "smofi-main-fedavgm", "smofi-main-slowmo",
 # - `cpu`: CIFAR-10, the small `cnn` cut after `conv1` (not `cnn3`, the FedQS SAFL-gap CNN; no
 #   committed run compares the two here — `-p model=cnn3` makes one), 10 of 10 clients
 #   (no selection noise), 4,000 training images, batch 32, 15 rounds, test on 5,000 images every
-#   round, **three paired seeds** (a seed fixes the partition, the client selection, the batches and
-#   the initial model for every method, so the methods differ only by the method), in both settings
-#   above (`shards`: 400 images = 13 steps per client; `full`: Dirichlet 0.1), all nine methods:
-#   **9 × 2 × 3 = 54 runs** (24 of them — FedAvg and its three add-ons — already stored, so
-#   30 new). **Compute**: one such run takes ≈ 1.5–3 min of one core (120 s of CPU time measured,
-#   one thread; more when the cores are shared), so the 30 new runs need ≈ 25–45 min on two
-#   one-thread worker processes, the whole notebook from an empty store ≈ 40–80 min. The
+#   round, **paired seeds** (a seed fixes the partition, the client selection, the batches and
+#   the initial model for every method, so the methods differ only by the method), all nine methods
+#   in both settings above (`shards`: 400 images = 13 steps per client; `full`: Dirichlet 0.1, the paper's
+#   split). `shards` runs three seeds; in `full` each pair runs at the seeds its power plan on the
+#   scoreboard asked for (`method_seeds`): FedAvg, FedProx, FedNAR and their SMoFi pairs 10, SMoFi,
+#   FedAvgM and SlowMo 8, FedNAG 4 — **27 + 78 = 105 runs**. **Compute**: a run takes ≈ 0.8 min of one
+#   core (the ledger's wall times, one thread), so ≈ 85 CPU-min from an empty store. The
 #   partial-participation setting (10 of 20 clients per round, 5,000 images, 20 rounds) is
 #   `ablations`' row set (`-p participations=...` runs it here too). Metrics: the mean of the last 5 rounds
 #   (*final*), the area under the accuracy curve per round (*AUC*, rewards converging sooner), rounds
@@ -106,6 +106,7 @@ methods = None          # subset of the METHODS names below (every setting but p
 partial_methods = None  # subset of METHODS for the partial-participation setting
 participations = None   # subset of the settings: shards, full (Dirichlet 0.1), partial
 seeds = None            # list of run seeds, e.g. [0, 1, 2]
+method_seeds = None     # {setting: {method: seeds}}: a method's own seeds in a setting (default: seeds)
 rounds = None           # rounds of every setting (None keeps the own rounds of each setting)
 model = None            # fedlib.models name
 cut = None              # cut point, None means the default cut of the model
@@ -143,7 +144,7 @@ print("availability:", {d: (m or "ok") for d, m in study.availability.items()})
 print("example run:", {k: v for k, v in example.to_dict().items() if k not in ("safl",)})
 
 # %%
-print(f"{len(study.configs)} runs ({len(S['seeds'])} seed(s) × methods × settings × datasets on this machine)")
+print(study.seeds_line())
 runs = study.measure(run_or_load(study.configs, workers=S["workers"]))  # per seed: final, AUC, best, rounds to 90%
 runs.drop(columns="run").round(2)
 
