@@ -74,3 +74,21 @@ def test_speedup_reading_pairs_add_tagged_pairs_without_touching_the_module_pair
 def test_speedup_unknown_reading_pair_names_the_smofi_pairs():
     with pytest.raises(FedlibError, match="unknown SMoFi pair"):
         ConvergenceSpeedup("smoke", {"reading_pairs": {"fresh": ["FedAvg + SlowMo"]}})
+
+
+def test_ablations_long_pairs_each_reading_with_the_momentum_baselines_on_main_accuracys_runs():
+    """``rivals``: SMoFi under every other reading − FedAvgM / SlowMo at long, read from main_accuracy's long runs
+    (the same configs: nothing new to train), on the seeds both ran."""
+    from fedlib.studies.smofi.main_accuracy import MainAccuracy
+
+    study = Ablations("long", {})
+    rivals = {c.config_hash() for _, _, m, _, c in study.cells if m in ablations.RIVALS}
+    main = {c.config_hash() for c in MainAccuracy("long", {}).configs}
+    assert len(rivals) == 2 * 5 and rivals <= main
+    assert not any(m in ablations.RIVALS for _, _, m, *_ in Ablations("long", {"rivals": {}}).cells)
+
+
+def test_ablations_unknown_rival_names_the_baselines():
+    with pytest.raises(FedlibError) as e:
+        Ablations("smoke", {"rivals": {"fresh": ["+ FedNAG"]}})
+    assert "+ FedAvgM" in str(e.value) + str(getattr(e.value, "fix", ""))

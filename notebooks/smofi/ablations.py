@@ -105,6 +105,7 @@ rules = None          # subset of the RULES names below (variants of the stalene
 rule_seeds = None     # {rule: seeds} of the staleness rule variants (a rule not named runs `seeds`)
 rule_bases = None     # {reading: bases} run under a reading besides FedAvg, on its rule_seeds: fedprox, fednar
 reading_alphas = None  # {reading: α values} swept under a reading other than text, on its rule_seeds
+rivals = None         # {reading: momentum baselines} SMoFi under a reading is paired with: + FedAvgM, + SlowMo
 client_counts = None  # values of split.clients
 client_fraction = None  # share of the clients selected per round in the clients family (1.0: all)
 architectures = None  # fedlib.models names to run

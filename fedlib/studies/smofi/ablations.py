@@ -35,9 +35,12 @@ RULES = {**{name: r.overrides for name, r in SMOFI_READINGS.items() if name != D
          "text, index from 0": {"options.stale_index": "from0"}}
 CPU_RULES = [r for r in RULES if r in SMOFI_READINGS]  # the four other readings
 RULE_BASES = {"fedprox": "FedProx", "fednar": "FedNAR"}  # the plug-in bases a reading can run on besides FedAvg
+# the main table's momentum baselines a reading's SMoFi is paired with (`rivals`): their runs are main_accuracy's
+RIVALS = {"+ FedAvgM": "fedavg+fedavgm", "+ SlowMo": "fedavg+slowmo"}
 SETTINGS = {
     "smoke": dict(ablations=FAMILIES, alphas=[-0.1, -1.0], rules=list(RULES), rule_seeds={},
-                  rule_bases={"fresh": ["fedprox"]}, reading_alphas={"data-share": [-1.0]}, client_counts=[4, 8],
+                  rule_bases={"fresh": ["fedprox"]}, reading_alphas={"data-share": [-1.0]},
+                  rivals={"fresh": ["+ FedAvgM"]}, client_counts=[4, 8],
                   client_fraction=0.5, architectures=["cnn"], optimizers=["SGDM", "Adam"], adam_lr=0.001,
                   first_moment_only=True, seeds=[0], optimizer_seeds=[0], rounds=None,
                   model="cnn", cut="conv1", max_test=100, last=1, workers=1),
@@ -45,12 +48,12 @@ SETTINGS = {
     "cpu": dict(ablations=["staleness", "optimizers", "momentum", "clients", "participation"], alphas=[-0.1],
                 rules=CPU_RULES, rule_seeds={"text-weighted": [0, 1, 2, 3, 4], "data-share": [0, 1, 2, 3, 4],
                                              "fresh": list(range(7)), "drop-J": list(range(7))},
-                rule_bases={}, reading_alphas={},
+                rule_bases={}, reading_alphas={}, rivals={},
                 client_counts=[10, 20, 40], client_fraction=1.0, architectures=["cnn"], optimizers=OPTIMIZERS,
                 adam_lr=0.001, first_moment_only=False, seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None,
                 model="cnn", cut="conv1", max_test=5000, last=5, workers=2),
     "paper": dict(ablations=FAMILIES, alphas=[-0.01, -0.1, -0.5, -1.0], rules=list(RULES), rule_seeds={},
-                  rule_bases={}, reading_alphas={},
+                  rule_bases={}, reading_alphas={}, rivals={},
                   client_counts=[10, 20, 50], client_fraction=0.5,
                   architectures=ALL_ARCHS, optimizers=OPTIMIZERS, adam_lr=0.001, first_moment_only=True,
                   seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None, model="resnet18", cut="layer1",
@@ -65,6 +68,7 @@ SETTINGS = {
                  rule_seeds={"text-weighted": [0, 1, 2], "data-share": [0, 1, 2], "drop-J": [0, 1, 2],
                              "fresh": [0, 1, 2, 3, 4]},
                  rule_bases={"fresh": ["fedprox", "fednar"]}, reading_alphas={"data-share": [-0.05, -1.0]},
+                 rivals={r: list(RIVALS) for r in CPU_RULES},
                  client_counts=[20], client_fraction=0.5, architectures=["cnn"], optimizers=["SGDM"], adam_lr=0.001,
                  first_moment_only=False, seeds=[0, 1, 2], optimizer_seeds=[0, 1, 2], rounds=None,
                  model="cnn3", cut="conv1", max_test=None, last=10, workers=2),
@@ -160,6 +164,15 @@ class Ablations:
                 for b in (S["rule_bases"] or {}).get(rule, ()):
                     plan.append(("staleness", f"{label}, α=-0.1", f"{RULE_BASES[b]} + SMoFi", f"{b}+smofi",
                                  {"options.alpha": -0.1, **RULES[rule]}, rule_seeds.get(rule, S["seeds"])))
+            rival_seeds = {}  # a momentum baseline on every seed a reading naming it runs (main_accuracy's runs)
+            for rule, names in (S["rivals"] or {}).items():
+                if rule not in SMOFI_READINGS or not set(names) <= set(RIVALS):
+                    raise FedlibError(f"rivals: unknown reading or baseline in {rule!r}: {names}",
+                                      f"readings {list(SMOFI_READINGS)}, baselines {list(RIVALS)}")
+                for name in names:
+                    rival_seeds.setdefault(name, set()).update(rule_seeds.get(rule, S["seeds"]))
+            for name, seeds in rival_seeds.items():
+                plan.append(("staleness", f"{name} (no fusion)", name, RIVALS[name], {}, sorted(seeds)))
             for rule, values in (S["reading_alphas"] or {}).items():  # α swept under another reading than text
                 for a in values:
                     plan.append(("staleness", f"reading {rule}, α={a:g}", "SMoFi", "fedavg+smofi",
@@ -300,6 +313,27 @@ class Ablations:
                 .rename(columns={"frozen_share": "mean share of frozen momenta over the round's steps",
                                  "own_weight": "mean weight of an active client's own signal"}))
 
+    def _rival_diffs(self) -> list:
+        """SMoFi under each reading of ``rivals`` − the momentum baselines it names (the main table's point, judged
+        per reading), on the seeds both ran."""
+        runs, out = self.runs, []
+        if "staleness" not in self.families:
+            return out
+        sub = runs[runs["family"] == "staleness"]
+        for rule, names in (self.S["rivals"] or {}).items():
+            label = f"reading {rule}, α=-0.1"
+            for name in names:
+                pair = pd.concat([sub[(sub["setting"] == label) & (sub["method"] == "SMoFi")],
+                                  sub[sub["method"] == name]]).assign(
+                    who=lambda t: np.where(t["method"] == name, "base", "variant"))
+                for metric in ("final", "auc", "best"):
+                    r = paired_difference(pair, metric, "variant", "base", method_col="who")
+                    out.append({"family": "staleness", "setting": label, "variant": "SMoFi", "base": name,
+                                "metric": metric, "reading": rule, "mean": r["mean"], "lo": r["lo"], "hi": r["hi"],
+                                "n": r["n"], "per seed": r["diffs"], "runs": r.get("runs", ()),
+                                "verdict": signed_verdict(r, 1)})
+        return out
+
     def paired(self) -> pd.DataFrame:
         """Each SMoFi variant − its base (FedAvg, or FedProx / FedNAR for a reading on them) on the same seeds,
         the clients gain's growth, the momentum paradox (SGDM − SGD, final and early) and each staleness rule
@@ -316,7 +350,8 @@ class Ablations:
                 # a staleness row names its reading of the open rule (the α rows run `text`); the paper's metric
                 # is the best accuracy, so the readings are compared on final, AUC and best
                 reading = label.split(",")[0].removeprefix("reading ") if fam == "staleness" else ""
-                for method in [m for m in dict.fromkeys(here["method"]) if m not in ("FedAvg", *RULE_BASES.values())]:
+                for method in [m for m in dict.fromkeys(here["method"])
+                               if m not in ("FedAvg", *RULE_BASES.values(), *RIVALS)]:
                     base_name = method.removesuffix(" + SMoFi") if fam == "staleness" and method != "SMoFi" \
                         else "FedAvg"
                     if fam == "staleness":
@@ -332,6 +367,7 @@ class Ablations:
                                       "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"],
                                       "per seed": r["diffs"], "runs": r.get("runs", ()),
                                       "verdict": signed_verdict(r, sign)})
+        diffs += self._rival_diffs()
         # the gain's growth with the number of clients: (SMoFi − FedAvg at the largest N) − (the same at the
         # smallest N), paired on the seeds (the paper: gains grow with more clients, so expected > 0)
         if "clients" in self.families and len(self.clients_of) >= 2:
