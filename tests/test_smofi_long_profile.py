@@ -117,7 +117,9 @@ def test_ablations_long_screens_every_reading_against_fedavg_sharing_main_runs()
     labels = sorted({label for _, label, *_ in cells})
     # the default execution: `text` at every planned α (−0.05, −0.1, −0.5, −1), every other reading at α = −0.1,
     # `fresh` also on FedProx and FedNAR (their no-fusion runs beside), α's two ends under `data-share` too
+    # and FedAvgM / SlowMo, the main table's momentum baselines every other reading is paired with (`rivals`)
     assert labels == sorted(["FedAvg (no fusion)", "FedProx (no fusion)", "FedNAR (no fusion)",
+                             "+ FedAvgM (no fusion)", "+ SlowMo (no fusion)",
                              "reading text, α=-0.05", "reading text, α=-0.1", "reading text, α=-0.5", "reading text, α=-1",
                              "reading text-weighted, α=-0.1", "reading data-share, α=-0.1", "reading fresh, α=-0.1",
                              "reading drop-J, α=-0.1", "reading data-share, α=-0.05", "reading data-share, α=-1"])
@@ -134,13 +136,15 @@ def test_ablations_long_screens_every_reading_against_fedavg_sharing_main_runs()
     assert seeds["FedProx (no fusion)"] == seeds["FedNAR (no fusion)"] == rule_seeds["fresh"]
     on_bases = sum(len(b) * len(rule_seeds[r]) for r, b in ns["S"]["rule_bases"].items())
     alphas = sum(len(a) * len(rule_seeds[r]) for r, a in ns["S"]["reading_alphas"].items())
+    rivals = {c.config_hash(None) for _, label, *_, c in cells if label.startswith("+ ")}
+    assert len(rivals) == 2 * len(seeds["FedAvg (no fusion)"])  # each on every seed a reading naming it runs
     assert len(unique) == len(seeds["FedAvg (no fusion)"]) + 4 * len(ns["S"]["seeds"]) + sum(
-        len(rule_seeds.get(r, ns["S"]["seeds"])) for r in ns["S"]["rules"]) + 2 * on_bases + alphas
+        len(rule_seeds.get(r, ns["S"]["seeds"])) for r in ns["S"]["rules"]) + 2 * on_bases + alphas + len(rivals)
     main = {c.config_hash(None) for c in main_long_configs().values()}
     shared = [c for c in unique.values() if c.config_hash(None) in main]
     # main_accuracy's runs: FedAvg on every seed the screen pairs, SMoFi (text, α = −0.1) on seeds 0–2, and the
-    # FedProx / FedNAR base runs the `fresh` rows pair with
-    assert len(shared) == len(seeds["FedAvg (no fusion)"]) + len(ns["S"]["seeds"]) + on_bases
+    # FedProx / FedNAR base runs the `fresh` rows pair with, and the momentum baselines
+    assert len(shared) == len(seeds["FedAvg (no fusion)"]) + len(ns["S"]["seeds"]) + on_bases + len(rivals)
     for cfg in unique.values():
         assert (cfg.split.clients, cfg.split.per_round, cfg.data.max_train, cfg.data.partition) == \
             (20, 10, None, "dirichlet")
