@@ -20,7 +20,7 @@ def runs_caption(cfgs, profile: str | None = None) -> str:
     data = values(lambda c: getattr(c.data, "dataset", None))
     arms = {}  # an arm: a config up to its seed (the seeds it ran)
     for c in cfgs:
-        arms.setdefault(c.replace(seed=0).config_hash(), set()).add(int(c.seed))
+        arms.setdefault(c.replace(seed=0).config_hash(None), set()).add(int(c.seed))  # no data fingerprint: arms differ by config
     counts = sorted({len(s) for s in arms.values()})
     many = (f"{len(seeds)} paired seed{'s' if len(seeds) != 1 else ''}" if len(counts) <= 1 else
             f"{counts[0]}–{counts[-1]} seeds an arm, a pair on the seeds both ran")

@@ -98,6 +98,27 @@ def opt_overrides(adam_lr: float) -> dict:
             "AdamW": {"local.optimizer": "adamw", "local.momentum": 0.0, "local.lr": adam_lr}}
 
 
+def diff_rows(fam: str, label: str, reading: str, variant: str, variant_runs: pd.DataFrame, base: str,
+              base_runs: pd.DataFrame, metrics, sign: int) -> list:
+    """``variant − base`` of row ``label`` on the seeds both ran (``*_runs``: their runs), one
+    :data:`DIFF_COLUMNS` row per metric with its verdict against the paper's ``sign``."""
+    pair = pd.concat([variant_runs.assign(who="variant"), base_runs.assign(who="base")])
+    out = []
+    for metric in metrics:
+        r = paired_difference(pair, metric, "variant", "base", method_col="who")
+        out.append({"family": fam, "setting": label, "variant": variant, "base": base, "metric": metric,
+                    "reading": reading, "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"],
+                    "per seed": r["diffs"], "runs": r.get("runs", ()), "verdict": signed_verdict(r, sign)})
+    return out
+
+
+def check_reading_knob(knob: str, reading: str, names, known: dict, what: str) -> None:
+    """A ``{reading: names}`` knob's entry: a named reading and names of ``known`` (FedlibError naming both)."""
+    if reading not in SMOFI_READINGS or not set(names) <= set(known):
+        raise FedlibError(f"{knob}: unknown reading or {what} in {reading!r}: {names}",
+                          f"readings {list(SMOFI_READINGS)}, {what}s {list(known)}")
+
+
 class Ablations:
     """The ablations at ``profile`` with the notebook's knobs (``knobs``: its namespace; a knob not ``None``
     overrides the profile's :data:`SETTINGS`).
@@ -146,9 +167,7 @@ class Ablations:
             base_seeds = sorted({*S["seeds"], *(x for r in S["rules"] for x in rule_seeds.get(r, ()))})
             plan.append(("staleness", "FedAvg (no fusion)", "FedAvg", "fedavg", {}, base_seeds))
             for rule, bases in (S["rule_bases"] or {}).items():  # a reading on FedProx / FedNAR: their no-fusion pair
-                if rule not in SMOFI_READINGS or not set(bases) <= set(RULE_BASES):
-                    raise FedlibError(f"rule_bases: unknown reading or base in {rule!r}: {bases}",
-                                      f"readings {list(SMOFI_READINGS)}, bases {list(RULE_BASES)}")
+                check_reading_knob("rule_bases", rule, bases, RULE_BASES, "base")
                 for b in bases:
                     plan.append(("staleness", f"{RULE_BASES[b]} (no fusion)", RULE_BASES[b], b, {},
                                  rule_seeds.get(rule, S["seeds"])))
@@ -166,9 +185,7 @@ class Ablations:
                                  {"options.alpha": -0.1, **RULES[rule]}, rule_seeds.get(rule, S["seeds"])))
             rival_seeds = {}  # a momentum baseline on every seed a reading naming it runs (main_accuracy's runs)
             for rule, names in (S["rivals"] or {}).items():
-                if rule not in SMOFI_READINGS or not set(names) <= set(RIVALS):
-                    raise FedlibError(f"rivals: unknown reading or baseline in {rule!r}: {names}",
-                                      f"readings {list(SMOFI_READINGS)}, baselines {list(RIVALS)}")
+                check_reading_knob("rivals", rule, names, RIVALS, "baseline")
                 for name in names:
                     rival_seeds.setdefault(name, set()).update(rule_seeds.get(rule, S["seeds"]))
             for name, seeds in rival_seeds.items():
@@ -316,22 +333,16 @@ class Ablations:
     def _rival_diffs(self) -> list:
         """SMoFi under each reading of ``rivals`` − the momentum baselines it names (the main table's point, judged
         per reading), on the seeds both ran."""
-        runs, out = self.runs, []
+        out = []
         if "staleness" not in self.families:
             return out
-        sub = runs[runs["family"] == "staleness"]
+        sub = self.runs[self.runs["family"] == "staleness"]
         for rule, names in (self.S["rivals"] or {}).items():
             label = f"reading {rule}, α=-0.1"
             for name in names:
-                pair = pd.concat([sub[(sub["setting"] == label) & (sub["method"] == "SMoFi")],
-                                  sub[sub["method"] == name]]).assign(
-                    who=lambda t: np.where(t["method"] == name, "base", "variant"))
-                for metric in ("final", "auc", "best"):
-                    r = paired_difference(pair, metric, "variant", "base", method_col="who")
-                    out.append({"family": "staleness", "setting": label, "variant": "SMoFi", "base": name,
-                                "metric": metric, "reading": rule, "mean": r["mean"], "lo": r["lo"], "hi": r["hi"],
-                                "n": r["n"], "per seed": r["diffs"], "runs": r.get("runs", ()),
-                                "verdict": signed_verdict(r, 1)})
+                out += diff_rows("staleness", label, rule, "SMoFi", sub[(sub["setting"] == label)
+                                                                        & (sub["method"] == "SMoFi")],
+                                 name, sub[sub["method"] == name], ("final", "auc", "best"), 1)
         return out
 
     def paired(self) -> pd.DataFrame:
@@ -356,17 +367,11 @@ class Ablations:
                         else "FedAvg"
                     if fam == "staleness":
                         base = sub[sub["method"] == base_name]
-                    pair = pd.concat([here[here["method"] == method], base]).assign(
-                        who=lambda t: np.where(t["method"] == base_name, "base", "variant"))
-                    for metric in (("final", "auc", "best") if fam == "staleness" else ("final",)):
-                        r = paired_difference(pair, metric, "variant", "base", method_col="who")
-                        # the paper: SMoFi above FedAvg in every family (the first-moment-only rule: no claim)
-                        sign = 0 if "first moment only" in method else 1
-                        diffs.append({"family": fam, "setting": label, "variant": method, "base": base_name,
-                                      "metric": metric, "reading": reading if reading in SMOFI_READINGS else "",
-                                      "mean": r["mean"], "lo": r["lo"], "hi": r["hi"], "n": r["n"],
-                                      "per seed": r["diffs"], "runs": r.get("runs", ()),
-                                      "verdict": signed_verdict(r, sign)})
+                    # the paper: SMoFi above FedAvg in every family (the first-moment-only rule: no claim)
+                    diffs += diff_rows(fam, label, reading if reading in SMOFI_READINGS else "", method,
+                                       here[here["method"] == method], base_name, base,
+                                       ("final", "auc", "best") if fam == "staleness" else ("final",),
+                                       0 if "first moment only" in method else 1)
         diffs += self._rival_diffs()
         # the gain's growth with the number of clients: (SMoFi − FedAvg at the largest N) − (the same at the
         # smallest N), paired on the seeds (the paper: gains grow with more clients, so expected > 0)
