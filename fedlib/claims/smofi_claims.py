@@ -172,7 +172,8 @@ def _per_reading(id, where, claim, metric, window, sign, cells=(), **kw) -> Clai
     return _claim(id, where, claim, metric, window, sign, cells, readings=SMOFI_READINGS_RUN, all_cells=True, **kw)
 
 
-_DL = "CIFAR-100 and Tiny-ImageNet are not on the build machines (needs download)"
+_DL = ("no run on CIFAR-100 or Tiny-ImageNet yet: they need a download "
+       "(`fedlib data fetch cifar100` / `tinyimagenet`, into $FEDLIB_DATA)")
 CLAIMS = (
     _per_reading("smofi-main-smofi", "Main table", "FedAvg + SMoFi is more accurate than FedAvg on CIFAR-10.",
            "final accuracy", "final (last 5); paper: best", 1,
