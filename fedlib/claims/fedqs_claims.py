@@ -154,8 +154,6 @@ READING_PLAN = {
         "columns, not on x = 0.1, x = 1 or Shakespeare",
         ((_T2X + "cifar10-x0.1", 6), (_T2X + "cifar10-x1", 6), (_T2X + "shakespeare", 6)))})
        for c in ("fedqs-t2-gain-fastest", "fedqs-t2-rounds-best")},
-    **{c: (READINGS_RUN, _code_momentum_gap("cpu/fedqs/table3_runtime", 2, "Table 3 (UCI Adult, one seed)"))
-       for c in ("fedqs-t3-sync", "fedqs-t3-baselines")},
     **{c: (READINGS_RUN, _code_momentum_gap("cpu/fedqs/table4_robustness", 16, "Table 4"))
        for c in ("fedqs-t4-each", "fedqs-t4-pooled", "fedqs-t4-rounds", "fedqs-t4-oscillation")},
     # code-main is the momentum ablation's own arm under the code's rules (momentum 0): the code pair

@@ -47,8 +47,9 @@ show_paper_claims("fedqs-t3-sync", "fedqs-t3-baselines")
 #
 # **This notebook** uses the runs of Table 2 (same configurations: the result store returns them
 # without recomputing) plus synchronous FedAvg and FedSGD on each task. FedQS-Avg / FedQS-SGD also run
-# under the official code's main-scripts reading `code-main` (`readings`, spec "Readings"; Table 2's
-# runs too), rows tagged `· code-main`, so each claim gets a verdict under each reading.
+# under the official code's readings (`readings`, spec "Readings"): `code-main` (its main scripts) and,
+# at `cpu`, `code-momentum` (its momentum rule); rows are tagged `· code-main` / `· code-momentum`, so
+# each claim gets a verdict under each reading.
 #
 # **Profiles** (as Table 2): `smoke` tiny Adult; `cpu` Adult split by gender at the paper's scale (100
 # clients, K = 10, 400 rounds), one seed; `paper` all tasks at the paper's scale (GPU for CIFAR-10 and

@@ -19,7 +19,8 @@ from fedlib.safl.fedqs.readings import reading_overrides
 
 SETTINGS = {
     "smoke": dict(tasks=["adult-gender"], methods=None, seeds=[0], rounds=None, workers=1, readings=["code-main"]),
-    "cpu": dict(tasks=["adult-gender"], methods=None, seeds=[0], rounds=None, workers=1, readings=["code-main"]),
+    "cpu": dict(tasks=["adult-gender"], methods=None, seeds=[0], rounds=None, workers=1,
+                readings=["code-main", "code-momentum"]),
     "paper": dict(tasks=ALL_TASKS, methods=None, seeds=[0], rounds=None, workers=1, readings=["code-main"]),
 }
 LISTS = {'methods', 'seeds', 'tasks', 'readings'}  # knobs that hold lists
