@@ -41,3 +41,21 @@ def test_variant_parsing():
     assert variant("table4_curves.png") == ("table4_curves", "")
     assert variant("table2_accuracy.tasks-adult.curves.csv") == ("table2_accuracy", "tasks-adult")
     assert variant("safl_basics.clients.csv") == ("safl_basics", "")
+
+
+@pytest.mark.parametrize("folder", PROFILES, ids=lambda p: p.name)
+def test_evidence_names_only_runs_its_report_read(folder):
+    """Each run hash a committed evidence row names (per seed) is one its report read
+    (``<report>.runs.json``) and the ledger holds: a reader can trace every verdict row to its runs."""
+    from fedlib.experiments.results.ledger import Ledger
+
+    ledger = Ledger(ROOT.parent / "ledger")
+    bad = []
+    for ev in sorted(folder.rglob("*.evidence.json")):
+        runs_file = ev.with_name(ev.name.replace(".evidence.json", ".runs.json"))
+        read = set(json.loads(runs_file.read_text())["runs"]) if runs_file.is_file() else set()
+        for row in json.loads(ev.read_text())["rows"]:
+            for pair in row.get("runs") or ():
+                bad += [f"{ev.relative_to(folder)}: {row['setting']}: {h[:12]}" for h in pair[1:]
+                        if h not in read or not ledger.has(h)]
+    assert not bad, f"evidence names runs its report did not read or the ledger lacks: {bad[:5]}"

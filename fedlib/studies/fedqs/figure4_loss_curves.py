@@ -72,7 +72,7 @@ class Figure4:
                                         "seed": seed}))
         self.curves = pd.concat(curves, ignore_index=True)
         self.runs = pd.DataFrame([{"task": task, "method": row_name(method, reading), "aggregation": METHODS[method][1],
-                                   "seed": seed,
+                                   "seed": seed, "run": res.config_hash,  # named per seed in the evidence
                                    "final_loss": float(res.history.dropna(subset=["loss"])["loss"].tail(FINAL_LAST).mean()),
                                    **run_metrics(res)} for (task, method, seed, reading), res in zip(self.cells, results)])
         return self.curves

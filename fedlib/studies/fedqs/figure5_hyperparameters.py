@@ -87,6 +87,7 @@ class Figure5:
         for (hp, value, method, seed), res in zip(self.cells, results):
             s = res.summary
             rows.append({"hyperparameter": hp, "value": value, "method": method, "seed": seed,
+                         "run": res.config_hash,  # named per seed in the evidence
                          "accuracy": 100 * s["convergence_accuracy"],
                          "rounds_to_target": metrics.rounds_to_fraction(res.history, self.settings["target"])})
         self.runs = runs = pd.DataFrame(rows)

@@ -91,6 +91,7 @@ class Table1:
         rows = []
         for (split, mode, method, seed), res in zip(self.cells, results):
             rows.append({"setting": f"{split} + {mode}", "data": split, "FL": mode, "aggregation": method, "seed": seed,
+                         "run": res.config_hash,  # named per seed in the evidence
                          **run_metrics(res)})
         self.runs = runs = pd.DataFrame(rows)
         order = list(dict.fromkeys(runs["setting"]))

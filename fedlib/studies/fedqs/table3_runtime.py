@@ -66,6 +66,7 @@ class Table3:
             target = target_rounds(s, task)
             at_target = h[h["round"] == target] if target is not None else h.iloc[0:0]
             rows.append({"task": task, "method": method, "aggregation": agg, "FL": fl, "seed": seed,
+                         "run": res.config_hash,  # named per seed in the evidence
                          "accuracy": 100 * s["convergence_accuracy"], "rounds_to_target": target,
                          "virtual_time": s["virtual_time"], "cost_time": s["cost_time"], "wall_time": s["wall_time"],
                          "virtual_time_to_target": float(at_target["virtual_time"].iloc[0]) if len(at_target) else np.nan})

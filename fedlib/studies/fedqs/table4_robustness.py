@@ -98,6 +98,7 @@ class Table4:
             rows.append({"system": system, "N": n, "ratio": f"1:{ratio}", "upload": upload,
                          "method": row_name(method, reading), "reading": reading,
                          "aggregation": self.methods[method][1], "data": data, "seed": seed,
+                         "run": res.config_hash,  # named per pair in the evidence
                          "accuracy": 100 * s["convergence_accuracy"], "best": 100 * s["best_accuracy"],
                          "final": run_metrics(res)["final"], "pair": f"{data} seed {seed}",
                          "censored": s["rounds_to_95"] is None,  # never reached 95%: censored at T, not dropped

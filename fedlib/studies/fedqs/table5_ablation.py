@@ -84,6 +84,7 @@ class Table5Ablation:
         for (method, variant, data, seed), res in zip(self.cells, results):
             s = res.summary
             rows.append({"method": method, "variant": variant, "data": data, "seed": seed,
+                         "run": res.config_hash,  # named per pair in the evidence
                          "accuracy": 100 * s["convergence_accuracy"],
                          "censored": s["rounds_to_95"] is None,  # never reached: censored at T, not dropped
                          "rounds_to_95": censor([s["rounds_to_95"]], self.settings["rounds"])[0].iloc[0],

@@ -77,7 +77,7 @@ class Table5CodeRules:
 
     def measure(self, results) -> pd.DataFrame:
         """One row per run (``self.runs``); returns the mean per FedQS variant × arm."""
-        self.runs = pd.DataFrame([{"method": m, "arm": arm, "seed": seed,
+        self.runs = pd.DataFrame([{"method": m, "arm": arm, "seed": seed, "run": r.config_hash,  # per seed in the evidence
                                    "accuracy": 100 * r.summary["convergence_accuracy"], **run_metrics(r)}
                                   for (m, arm, seed), r in zip(self.cells, results)])
         return self.runs.groupby(["method", "arm"], sort=False)[["accuracy", "final", "best"]].mean()
