@@ -163,7 +163,6 @@ READING_PLAN = {
                           for r in ("code-main", "code-momentum")})
        for c, n in (("fedqs-t5-feedback", 6), ("fedqs-t5-manhattan", 6), ("fedqs-t5-cosine-stable", 12),
                     ("fedqs-t5-similarity-robust", 12))},
-    "fedqs-t6-dynamic": (READINGS_RUN, _code_momentum_gap("cpu/fedqs/table6_dynamic", 24, "Table 6")),
     "fedqs-fig4-loss": (READINGS_RUN, _code_momentum_gap("cpu/fedqs/figure4_loss_curves", 12, "Figure 4")),
     **{c: (READINGS_RUN, {("cpu", "code-momentum"): ReadingGap(
         "Figure 5 sweeps η0 and a under code-main (m0 and k act only with momentum); code-momentum adds m0's sweep "

@@ -33,8 +33,9 @@
 # **This notebook** runs FedAvg, FedQS-Avg, FedSGD and FedQS-SGD in each scenario and in the static
 # setting, and reports accuracy, convergence speed, oscillations and how much accuracy each scenario
 # costs relative to the static run. FedQS-Avg and FedQS-SGD also run under the official code's
-# main-scripts reading `code-main` (`readings`, spec "Readings": the code's rules, momentum 0), paired
-# with the same foundation runs, so the claim gets one verdict per reading, the reading named.
+# readings (`readings`, spec "Readings"): `code-main` (the code's rules, momentum 0) and, at `cpu`,
+# `code-momentum` (its momentum rule), paired with the same foundation runs, so the claim gets one
+# verdict per reading, the reading named.
 #
 # **The SAFL regime** (stated in the settings below): the official code's — `safl.upload=overwrite` (a
 # client's newer update replaces its queued one, so staleness stays bounded) and, with N = 100, the
@@ -46,8 +47,9 @@
 #   are never reached, only the pipeline is exercised.
 # - `cpu`: UCI Adult split by gender (FCN) **at the paper's scale** (100 clients, K = 10, T = 400, so
 #   both events happen), **three paired seeds [0, 1, 2]** (48 runs of ~25 s, the 12 static ones
-#   Table 2's; 24 more for the `code-main` reading, its 6 static ones Table 2's), two worker processes; every FedQS − foundation difference is paired over the seeds with
-#   a 95% t-interval. Not the paper's CV task.
+#   Table 2's; 24 more for each of `code-main` and `code-momentum`, their 6 static ones Table 2's), two worker
+#   processes; every FedQS − foundation difference is paired over the seeds with a 95% t-interval. Not the
+#   paper's CV task.
 # - `paper`: ResNet-18 on CIFAR-10 (x = 0.5), T = 400 — needs a GPU.
 #
 # Spec: [`docs/spec/fedqs.md`](../../docs/spec/fedqs.md) — every "spec §" in this notebook refers to it.

@@ -25,7 +25,7 @@ SETTINGS = {
                   reduce=["safl.clients=10", "safl.delays=uniform", "safl.k=3", "data.max_train=2000"],
                   readings=["code-main"]),
     "cpu": dict(task="adult", scenarios=list(SCENARIOS), seeds=[0, 1, 2], rounds=400, workers=2, reduce=[],
-                readings=["code-main"]),
+                readings=["code-main", "code-momentum"]),
     "paper": dict(task="cifar10", scenarios=list(SCENARIOS), seeds=[0], rounds=400, workers=1, reduce=[],
                   readings=["code-main"]),
 }
@@ -72,7 +72,8 @@ class Table6:
         for (scenario, method, seed), res in zip(self.cells, results):
             s = res.summary
             rows.append({"scenario": scenario, "method": method, "aggregation": AGGREGATION[method.split(" · ")[0]],
-                         "seed": seed, "accuracy": 100 * s["convergence_accuracy"],
+                         "seed": seed, "run": res.config_hash,  # named per seed in the evidence
+                         "accuracy": 100 * s["convergence_accuracy"],
                          "rounds_to_target": s["rounds_to_98"] if self.target_frac == 0.98 else s["rounds_to_95"],
                          "oscillations": s["oscillations"], "virtual_time": s["virtual_time"]})
             h = res.history.dropna(subset=["accuracy"])
