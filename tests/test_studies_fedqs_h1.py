@@ -125,3 +125,34 @@ def test_figure4_smoke_grid():
 def test_figure4_unknown_method_fails():
     with pytest.raises(FedlibError, match="unknown method"):
         f4.Figure4("smoke", settings(f4, "smoke", methods='["fedfoo"]'))
+
+
+def test_table2_rounds_rows_pair_fedqs_with_each_baseline_fewer_rounds_the_papers_side(no_missing_data):
+    """fedqs-t2-fastest's rows: FedQS − each baseline of its family in rounds to target, per seed,
+    judged with the paper's sign −1 (fewer rounds), a censored run named in the row's note."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    study = t2.Table2("smoke", settings(t2, "smoke", methods='["fedqs-avg", "fedavg"]', seeds="[0, 1, 2]",
+                                        readings="[]", holdout_tasks="[]"))
+    reach = {"FedQS-Avg": [3, 4, 2], "FedAvg": [6, 6, None]}  # rounds to 98 % per seed (None: never reached)
+    results = []
+    for (_, method, seed, _), cfg in zip(study.cells, study.cfgs):
+        r = reach[t2.METHODS[method][0]][seed]
+        acc = [0.5 + 0.4 * min(1.0, k / (r or 20)) for k in range(1, cfg.rounds + 1)]
+        results.append(SimpleNamespace(
+            summary={"convergence_accuracy": acc[-1], "rounds_to_98": r, "rounds_to_95": r, "oscillations": 0,
+                     "virtual_time": 1.0, "wall_time": 1.0},
+            history=pd.DataFrame({"round": range(1, cfg.rounds + 1), "accuracy": acc})))
+    study.measure(results)
+    (row,) = study.rounds.to_dict("records")
+    assert row["comparison"] == "FedQS-Avg − FedAvg" and row["sign"] == -1
+    T = study.cfgs[0].rounds
+    assert list(row["per seed"]) == pytest.approx([3 - 6, 4 - 6, 2 - T])  # the censored run counts as T
+    out = [r for r in study.comparison() if r["metric"] == "paired difference, rounds to target (rounds)"]
+    assert [r["setting"] for r in out] == ["RWD Gender, FedQS-Avg − FedAvg"]
+    assert "1 run(s) censored at T" in out[0]["note"]
+    verdicts = [r for r in study.comparison() if "fewer rounds than every" in r["setting"]]
+    assert [r["setting"] for r in verdicts] == ["FedQS-Avg reaches its target in fewer rounds than every "
+                                                "model-aggregation baseline (RWD Gender)"]

@@ -47,8 +47,7 @@ interval excluding 0 either way is on the paper's side). ``other_setting``: a da
     does not use (labelled as such, never "reproduced"). ``windows``: the same comparison on other
     metric windows, as (window name, metric prefix) of rows in the same report. ``pair``: config
     selectors of the method and base runs (dotted keys) for recomputing other windows from the
-    ledger. ``family``: the drift family (:data:`FAMILIES`); ``resolution``: the metric's grain (a
-    rounds-to-target difference cannot be finer than the evaluation cadence). ``reading``: the FedQS
+    ledger. ``family``: the drift family (:data:`FAMILIES`). ``reading``: the FedQS
     reading the row stands for whatever its tag (e.g. Table 5's code-main − code-momentum: the momentum
     ablation under the code's rules); empty: the row's own tag decides.
     """
@@ -65,7 +64,6 @@ interval excluding 0 either way is on the paper's side). ``other_setting``: a da
     windows: tuple = ()
     pair: tuple = ()
     family: str = "cnn3-safl-cifar10"
-    resolution: float = 0.0
     runs_per_pair: int = 2
     reading: str = ""
     #: settings pooled per seed (Table 4's pooled rows: 4 system settings × the seeds): pairs ≠ seeds
