@@ -98,7 +98,8 @@ plt.show()
 # Sensitivity = max − min of the seed-mean convergence accuracy over a hyperparameter's grid (points),
 # per FedQS variant, with the best − worst grid value paired over the seeds (95% t-interval), beside
 # the seed-to-seed range of the run at the paper's defaults. FedQS − its foundation at each η0 is
-# paired over the seeds with a 95% t-interval. The paper gives no numbers for Figure 5 (`paper`
+# paired over the seeds with a 95% t-interval, in convergence accuracy and in rounds to the target
+# (`target` of each run's own convergence accuracy; fewer rounds the paper's side). The paper gives no numbers for Figure 5 (`paper`
 # empty); the notes state what it reports.
 # (x axes are logarithmic where a grid spans more than a factor of 20.)
 
