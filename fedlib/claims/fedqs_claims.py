@@ -176,11 +176,6 @@ READING_PLAN = {
        for c, n in (("fedqs-t5-feedback", 6), ("fedqs-t5-manhattan", 6), ("fedqs-t5-cosine-stable", 12),
                     ("fedqs-t5-similarity-robust", 12))},
     "fedqs-fig4-loss": (READINGS_RUN, _code_momentum_gap("cpu/fedqs/figure4_loss_curves", 12, "Figure 4")),
-    **{c: (READINGS_RUN, {("cpu", "code-momentum"): ReadingGap(
-        "Figure 5 sweeps η0 and a under code-main (m0 and k act only with momentum); code-momentum adds m0's sweep "
-        "(rule (d) fixes k = 2): 18 runs per acting hyperparameter as under code-main",
-        (("cpu/fedqs/figure5_hyperparameters", 54),))})
-       for c in ("fedqs-fig5-order", "fedqs-fig5-robust", "fedqs-fig5-eta0", "fedqs-fig5-speed", "fedqs-fig5-extremes")},
 }
 
 

@@ -31,7 +31,9 @@
 # `options.k`) for FedQS-Avg and FedQS-SGD. Under the official code's main-scripts reading `code-main`
 # (`readings`, spec "Readings": the code's rules, momentum 0) FedQS-Avg / FedQS-SGD sweep again the
 # hyperparameters that act there — η0 and a (momentum 0 leaves m0 and k unused:
-# `fedlib.safl.fedqs.readings.ACTING_HYPERPARAMETERS`, tested) — rows tagged `· code-main`.
+# `fedlib.safl.fedqs.readings.ACTING_HYPERPARAMETERS`, tested) — rows tagged `· code-main`; at `cpu`
+# also under `code-momentum` (the code's momentum rule: η0, a and m0 act, its rule fixes k), rows tagged
+# `· code-momentum`.
 #
 # **The SAFL regime** (stated in the settings below): the official code's — `safl.upload=overwrite` (a
 # client's newer update replaces its queued one, so staleness stays bounded) and, with N = 100, the

@@ -31,7 +31,7 @@ SETTINGS = {
                   readings=["code-main"]),
     "cpu": dict(task="adult", seeds=[0, 1, 2], rounds=200, workers=2, target=0.98,
                 grids={"eta0": [0.01, 0.1, 0.2], "a": [0.001, 0.002, 0.005, 0.02], "m0": [0.0, 0.1, 0.5],
-                       "k": [0.001, 0.2, 0.5]}, reduce=[], readings=["code-main"]),
+                       "k": [0.001, 0.2, 0.5]}, reduce=[], readings=["code-main", "code-momentum"]),
     "paper": dict(task="cifar10", seeds=[0], rounds=400, workers=1, target=0.80,
                   grids={"eta0": [0.01, 0.05, 0.1, 0.2], "a": [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02],
                          "m0": [0.0, 0.1, 0.3, 0.5], "k": [0.001, 0.01, 0.1, 0.2, 0.5]}, reduce=[],
