@@ -156,3 +156,32 @@ def test_table2_rounds_rows_pair_fedqs_with_each_baseline_fewer_rounds_the_paper
     verdicts = [r for r in study.comparison() if "fewer rounds than every" in r["setting"]]
     assert [r["setting"] for r in verdicts] == ["FedQS-Avg reaches its target in fewer rounds than every "
                                                 "model-aggregation baseline (RWD Gender)"]
+
+
+def test_table1_figure1_rows_read_a_target_both_runs_reach_and_the_largest_drop():
+    """fedqs-fig1-faster / -fluctuation: FedSGD − FedAvg per seed in rounds to 95 % of the pair's lower
+    convergence accuracy (sign −1) and in the largest accuracy drop (sign +1), semi-asynchronous cells only."""
+    from types import SimpleNamespace
+
+    import pandas as pd
+
+    study = t1.Table1("smoke", settings(t1, "smoke"))
+    results = []
+    for (split, mode, method, seed), cfg in zip(study.cells, study.cfgs):
+        fast = method.startswith("FedSGD")
+        # FedSGD climbs to 0.8 by round 2, FedAvg to 0.6 by round 4; FedSGD dips 0.1 once (its largest drop)
+        acc = [min(r / (2 if fast else 4), 1.0) * (0.8 if fast else 0.6) for r in range(1, cfg.rounds + 1)]
+        if fast:
+            acc[2] -= 0.1
+        results.append(SimpleNamespace(config_hash=f"{method}{seed}{mode}{split}", summary={},
+                                       history=pd.DataFrame({"round": range(1, cfg.rounds + 1), "accuracy": acc})))
+    study.measure(results)
+    speed = study.speed.set_index("setting")
+    assert set(speed.index) == {"IID + semi-asynchronous", "non-IID + semi-asynchronous"}  # no sync, no snapshot
+    # the common target 0.95 × 0.6 = 0.57: FedSGD reaches it in round 2, FedAvg in round 4
+    assert list(speed.loc["non-IID + semi-asynchronous", "per seed"]) == [2 - 4] * len(study.S["seeds"])
+    assert (speed["sign"] == -1).all()
+    drop = study.fluctuation[study.fluctuation["metric"] == "largest_drop"].set_index("setting")
+    # FedSGD's one 0.1 dip (10 points) against FedAvg's none, on every seed, the paper's side (+1)
+    assert list(drop.loc["IID + semi-asynchronous", "per seed"]) == pytest.approx([10.0] * len(study.S["seeds"]))
+    assert (drop["sign"] == 1).all()
