@@ -84,16 +84,26 @@ def test_table2_long_grid(no_missing_data):
     for _, m, _, v in study.cells:
         by_variant.setdefault(v, set()).add(m)
     assert by_variant == {"": {"fedqs-sgd", "fedsgd", "fedqs-avg", "fedavg"},
-                          "code-main": {"fedqs-avg", "fedqs-sgd"}, "code-momentum": {"fedqs-sgd"}}
+                          "code-main": {"fedqs-avg", "fedqs-sgd"}, "code-momentum": {"fedqs-avg", "fedqs-sgd"}}
     seeds = {}
     for _, m, s, v in study.cells:
         seeds.setdefault((m, v), []).append(s)
-    # method_seeds: the gradient family at three seeds under every reading, the model family at two
+    assert all(s == [0, 1, 2] for s in seeds.values())  # every arm at three paired seeds (issue 58)
+    assert len(study.cells) == 3 * (4 + 2 + 2)
+    assert not [r for r in study._not_run_rows() if "method_seeds" in r["note"]]
+
+
+def test_table2_method_seeds_prices_the_seeds_the_other_arms_lack(no_missing_data):
+    study = t2.Table2("long", settings(t2, "long", seeds="[0, 1]",
+                                       method_seeds='{"fedsgd": [0, 1, 2], "fedqs-sgd": [0, 1, 2]}'))
+    seeds = {}
+    for _, m, s, v in study.cells:
+        seeds.setdefault((m, v), []).append(s)
     assert all(s == ([0, 1, 2] if m in ("fedsgd", "fedqs-sgd") else [0, 1]) for (m, v), s in seeds.items())
-    assert len(study.cells) == 3 * (2 + 2) + 2 * 3
     left = [r for r in study._not_run_rows() if "method_seeds" in r["note"]]
-    assert [r["setting"] for r in left] == ["CV x=0.5: FedQS-Avg, FedQS-Avg · code-main, FedAvg, seed(s) [2]"]
-    assert "3 more runs" in left[0]["note"]
+    assert [r["setting"] for r in left] == ["CV x=0.5: FedQS-Avg, FedQS-Avg · code-main, FedQS-Avg · code-momentum, "
+                                            "FedAvg, seed(s) [2]"]
+    assert "4 more runs" in left[0]["note"]
 
 
 def test_table2_cpu_reduced_columns_run_the_main_methods(no_missing_data):

@@ -157,10 +157,6 @@ READING_PLAN = {
     **{c: (ONE_ROW, {}) for c in ("fedqs-fig1-accuracy", "fedqs-fig1-faster", "fedqs-fig1-fluctuation", "fedqs-t1-gap",
                                   "fedqs-t1-largest", "fedqs-t1-single-factor", "fedqs-t2-below-foundation", "fedqs-t2-means",
                                   "fedqs-appendix", "fedqs-theory")},
-    "fedqs-t2-highest": (READINGS_RUN, {("long", "code-momentum"): ReadingGap(
-        "Table 2's long profile runs FedQS-SGD under code-momentum (x = 0.5, T = 400, three seeds, with FedSGD's); "
-        "FedQS-Avg under it is not run (three seeds and FedAvg's third)",
-        (("long/fedqs/table2_accuracy", 3 + 1),))}),
     **{c: (READINGS_RUN, {("cpu", "code-momentum"): ReadingGap(
         "the six-column means need FedQS under code-momentum on every column; it ran on x = 0.5 and both Adult "
         "columns, not on x = 0.1, x = 1 or Shakespeare",

@@ -97,13 +97,10 @@ show_paper_claims("fedqs-t2-means", "fedqs-t2-avg-mstep", "fedqs-t2-sgd-wkafl", 
 #   evaluated every 5th round and every round of the last 20
 #   (`eval_every=5, eval_last=20`: 96 of 400 rounds; the convergence accuracy's 20 rounds are the
 #   every-round tail, and every metric reads the evaluated rounds only — rounds to target resolve to 5
-#   rounds before round 381). FedQS-SGD, FedSGD, FedQS-Avg, FedAvg; FedQS-SGD and FedQS-Avg under the reading
-#   `code-main`, FedQS-SGD under `code-momentum`. The gradient family (FedSGD and FedQS-SGD under every reading)
-#   runs **three paired seeds [0, 1, 2]** (`method_seeds`), the model family **two [0, 1]**: 18 runs of 30–50
-#   CPU-minutes each (one thread, AVX2/AVX-512 EPYC). The model family's third seed and FedQS-Avg under
-#   `code-momentum` are priced not-run rows; `-p 'seeds=[0, 1, 2]'` and `-p 'methods=[..., wkafl, m-step]'` add them
-#   and the paper's best baselines. A figure of FedQS − baseline against the round shows when the difference opens
-#   or closes.
+#   rounds before round 381). FedQS-SGD, FedSGD, FedQS-Avg, FedAvg, and FedQS-SGD and FedQS-Avg under the
+#   readings `code-main` and `code-momentum`, every arm at **three paired seeds [0, 1, 2]**: 24 runs of 30–50
+#   CPU-minutes each (one thread, AVX2/AVX-512 EPYC). `-p 'methods=[..., wkafl, m-step]'` adds the paper's best
+#   baselines. A figure of FedQS − baseline against the round shows when the difference opens or closes.
 # - `paper`: every task at the paper's scale (ResNet-18 and LSTM need a GPU), three seeds; FedQS under
 #   `code-main` on every column and under `code-momentum` on x = 0.5 and Adult.
 #   `fedlib reproduce --profile paper --only fedqs/table2 -p 'tasks=[adult]'` runs the Adult columns at
